@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Tandem builds and tests against. Idempotent: it only calls
+# apt-get when a package is missing, so a warm machine pays nothing.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build git ca-certificates
+  libgtest-dev libgmock-dev libbenchmark-dev
+  nlohmann-json3-dev libcli11-dev libssl-dev
+  clang-format clang-tidy
+)
+
+missing=()
+# npm fetches llama.cpp's source (node-llama-cpp); a machine may already carry its own Node.
+if ! command -v npm >/dev/null 2>&1; then
+  missing+=(npm)
+fi
+for pkg in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$pkg")
+  fi
+done
+
+if ((${#missing[@]} == 0)); then
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+sudo_cmd=()
+if [[ $(id -u) -ne 0 ]]; then
+  sudo_cmd=(sudo)
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -q
+"${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
