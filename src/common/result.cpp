@@ -1,0 +1,29 @@
+#include "common/result.h"
+
+namespace tandem {
+
+const char* error_code_name(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kInvalidArgument:
+      return "invalid_argument";
+    case ErrorCode::kNotFound:
+      return "not_found";
+    case ErrorCode::kInvalidModel:
+      return "invalid_model";
+    case ErrorCode::kInsufficientMemory:
+      return "insufficient_memory";
+    case ErrorCode::kContextOverflow:
+      return "context_overflow";
+    case ErrorCode::kBusy:
+      return "busy";
+    case ErrorCode::kCancelled:
+      return "cancelled";
+    case ErrorCode::kShuttingDown:
+      return "shutting_down";
+    case ErrorCode::kInternal:
+      return "internal";
+  }
+  return "internal";
+}
+
+}  // namespace tandem

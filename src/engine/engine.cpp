@@ -1,0 +1,598 @@
+#include "engine/engine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <random>
+#include <span>
+#include <thread>
+#include <vector>
+
+#include <llama-cpp.h>
+#include <llama.h>
+
+#include "engine/callback_executor.h"
+#include "engine/llama_backend.h"
+#include "engine/text_stream.h"
+
+namespace tandem::engine {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr uint32_t kDefaultMaxContext = 4096;
+
+double ms_between(Clock::time_point from, Clock::time_point to) {
+  return std::chrono::duration<double, std::milli>(to - from).count();
+}
+
+// A request from submit() until it finishes. Owned by the queue, then by its slot.
+struct PendingRequest {
+  std::shared_ptr<RequestHandle> handle;
+  GenerationRequest request;
+  std::vector<llama_token> prompt;
+  GenerationCallbacks callbacks;
+  Clock::time_point submitted;
+};
+
+// Owns a llama_batch (RAII) and fills it.
+class Batch {
+ public:
+  explicit Batch(int32_t capacity) : batch_(llama_batch_init(capacity, 0, 1)) {}
+  ~Batch() { llama_batch_free(batch_); }
+  Batch(const Batch&) = delete;
+  Batch& operator=(const Batch&) = delete;
+
+  void clear() { batch_.n_tokens = 0; }
+  int32_t size() const { return batch_.n_tokens; }
+  // Returns the index of the added token within the batch.
+  int32_t add(llama_token token, llama_pos pos, llama_seq_id seq, bool wants_logits) {
+    const int32_t i = batch_.n_tokens++;
+    batch_.token[i] = token;
+    batch_.pos[i] = pos;
+    batch_.n_seq_id[i] = 1;
+    batch_.seq_id[i][0] = seq;
+    batch_.logits[i] = wants_logits ? 1 : 0;
+    return i;
+  }
+  const llama_batch& get() const { return batch_; }
+
+ private:
+  llama_batch batch_;
+};
+
+// One sequence of the shared context, and the request it is serving.
+struct Slot {
+  llama_seq_id seq = 0;
+  std::optional<PendingRequest> active;
+  llama_sampler_ptr sampler;
+  std::optional<TextStream> stream;
+  size_t prompt_done = 0;                     // prompt tokens already in the KV cache
+  llama_pos position = 0;                     // next position in this sequence
+  llama_token next_input = LLAMA_TOKEN_NULL;  // sampled token not yet decoded
+  int32_t logits_index = -1;                  // row of this slot's logits in the last batch, or -1
+  int generated = 0;
+  double logprob_sum = 0.0;
+  double logprob_min = 0.0;
+  double entropy_sum = 0.0;
+  Clock::time_point admitted;
+  Clock::time_point first_token;
+
+  bool free() const { return !active.has_value(); }
+  bool prefilling() const { return active && prompt_done < active->prompt.size(); }
+};
+
+// The chain follows llama-server's order: bias, penalties, truncation, temperature, draw.
+llama_sampler_ptr make_sampler(const SamplingParams& p, int32_t vocab_size,
+                               const std::vector<llama_logit_bias>& ban_end_of_generation) {
+  llama_sampler_ptr chain(llama_sampler_chain_init(llama_sampler_chain_default_params()));
+  if (p.ignore_eos && !ban_end_of_generation.empty()) {
+    llama_sampler_chain_add(chain.get(),
+                            llama_sampler_init_logit_bias(
+                                vocab_size, static_cast<int32_t>(ban_end_of_generation.size()),
+                                ban_end_of_generation.data()));
+  }
+  if (p.repeat_penalty != 1.0F && p.repeat_last_n > 0) {
+    llama_sampler_chain_add(chain.get(), llama_sampler_init_penalties(vocab_size, p.repeat_last_n,
+                                                                      p.repeat_penalty, 0, 0));
+  }
+  if (p.temperature <= 0.0F) {
+    llama_sampler_chain_add(chain.get(), llama_sampler_init_greedy());
+    return chain;
+  }
+  if (p.top_k > 0) {
+    llama_sampler_chain_add(chain.get(), llama_sampler_init_top_k(p.top_k));
+  }
+  if (p.top_p < 1.0F) {
+    llama_sampler_chain_add(chain.get(), llama_sampler_init_top_p(p.top_p, 1));
+  }
+  if (p.min_p > 0.0F) {
+    llama_sampler_chain_add(chain.get(), llama_sampler_init_min_p(p.min_p, 1));
+  }
+  llama_sampler_chain_add(chain.get(), llama_sampler_init_temp(p.temperature));
+  const uint32_t seed = p.seed.value_or(std::random_device{}());
+  llama_sampler_chain_add(chain.get(), llama_sampler_init_dist(seed));
+  return chain;
+}
+
+std::string token_piece(const llama_vocab* vocab, llama_token token) {
+  char small[64];
+  int32_t n = llama_token_to_piece(vocab, token, small, sizeof(small), 0, false);
+  if (n >= 0) {
+    return std::string(small, static_cast<size_t>(n));
+  }
+  std::string large(static_cast<size_t>(-n), '\0');
+  n = llama_token_to_piece(vocab, token, large.data(), static_cast<int32_t>(large.size()), 0,
+                           false);
+  large.resize(static_cast<size_t>(std::max(n, 0)));
+  return large;
+}
+
+}  // namespace
+
+struct Engine::State {
+  EngineOptions options;
+  ModelIdentity identity;
+  ChatTemplate chat_template;
+  llama_model_ptr model;
+  llama_context_ptr context;
+  const llama_vocab* vocab = nullptr;
+  int32_t vocab_size = 0;
+  std::vector<llama_logit_bias> ban_end_of_generation;  // -inf on every end-of-generation token
+  uint32_t context_per_sequence = 0;
+
+  mutable std::mutex mutex;
+  std::condition_variable wake;
+  std::deque<PendingRequest> queue;  // guarded by mutex
+  bool stopping = false;             // guarded by mutex
+  size_t active_count = 0;           // guarded by mutex (for stats)
+  uint64_t completed = 0;            // guarded by mutex
+  std::atomic<uint64_t> next_id{1};
+
+  // Inference thread only.
+  std::vector<Slot> slots;
+  TokenSignalCalculator signal_calculator;
+
+  // Declared last: destroyed first, so callbacks drain before the model goes away.
+  std::unique_ptr<CallbackExecutor> callbacks;
+  std::thread inference_thread;
+
+  void run();
+  void admit_locked();
+  void finish(Slot& slot, FinishReason reason);
+  void fail(Slot& slot, const Error& error);
+  void release(Slot& slot);
+  void sample(Slot& slot);
+  void step(Batch& batch);
+};
+
+void Engine::State::release(Slot& slot) {
+  llama_memory_seq_rm(llama_get_memory(context.get()), slot.seq, -1, -1);
+  slot.active.reset();
+  slot.sampler.reset();
+  slot.stream.reset();
+  slot.logits_index = -1;
+  std::lock_guard lock(mutex);
+  --active_count;
+  ++completed;
+}
+
+void Engine::State::finish(Slot& slot, FinishReason reason) {
+  const auto now = Clock::now();
+  PendingRequest& req = *slot.active;
+  CompletionSummary summary;
+  summary.finish_reason = reason;
+  if (auto tail = slot.stream->finish(); !tail.empty() && req.callbacks.on_token) {
+    // Held-back text (an unfinished stop-string prefix) is released with no token of its own.
+    TokenEvent flush;
+    flush.token = LLAMA_TOKEN_NULL;
+    flush.text = std::move(tail);
+    callbacks->post([cb = req.callbacks.on_token, e = std::move(flush)] { cb(e); });
+  }
+  summary.text = slot.stream->released();
+  summary.prompt_tokens = static_cast<int>(req.prompt.size());
+  summary.completion_tokens = slot.generated;
+  if (slot.generated > 0) {
+    summary.mean_logprob = slot.logprob_sum / slot.generated;
+    summary.min_logprob = slot.logprob_min;
+    summary.mean_entropy = slot.entropy_sum / slot.generated;
+    summary.time_to_first_token_ms = ms_between(req.submitted, slot.first_token);
+    const double decode_ms = ms_between(slot.first_token, now);
+    if (slot.generated > 1 && decode_ms > 0.0) {
+      summary.decode_tokens_per_second = (slot.generated - 1) / (decode_ms / 1000.0);
+    }
+  }
+  summary.queue_ms = ms_between(req.submitted, slot.admitted);
+  summary.total_ms = ms_between(req.submitted, now);
+  if (req.callbacks.on_complete) {
+    callbacks->post([cb = req.callbacks.on_complete, s = std::move(summary)] { cb(s); });
+  }
+  release(slot);
+}
+
+void Engine::State::fail(Slot& slot, const Error& error) {
+  if (slot.active->callbacks.on_error) {
+    callbacks->post([cb = slot.active->callbacks.on_error, error] { cb(error); });
+  }
+  release(slot);
+}
+
+// Moves queued requests into free slots; drops the ones cancelled while they waited.
+void Engine::State::admit_locked() {
+  for (auto it = queue.begin(); it != queue.end();) {
+    if (it->handle->cancelled()) {
+      if (it->callbacks.on_error) {
+        callbacks->post([cb = it->callbacks.on_error] {
+          cb(make_error(ErrorCode::kCancelled, "request cancelled before it started"));
+        });
+      }
+      it = queue.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (auto& slot : slots) {
+    if (queue.empty()) {
+      return;
+    }
+    if (!slot.free()) {
+      continue;
+    }
+    slot.active = std::move(queue.front());
+    queue.pop_front();
+    ++active_count;
+    slot.sampler = make_sampler(slot.active->request.sampling, vocab_size, ban_end_of_generation);
+    slot.stream.emplace(slot.active->request.sampling.stop);
+    slot.prompt_done = 0;
+    slot.position = 0;
+    slot.next_input = LLAMA_TOKEN_NULL;
+    slot.logits_index = -1;
+    slot.generated = 0;
+    slot.logprob_sum = 0.0;
+    slot.logprob_min = 0.0;
+    slot.entropy_sum = 0.0;
+    slot.admitted = Clock::now();
+  }
+}
+
+// Samples the next token of `slot` from the logits of the last batch and reports it.
+void Engine::State::sample(Slot& slot) {
+  PendingRequest& req = *slot.active;
+  const llama_token token =
+      llama_sampler_sample(slot.sampler.get(), context.get(), slot.logits_index);
+  if (slot.generated == 0) {
+    slot.first_token = Clock::now();
+  }
+  if (llama_vocab_is_eog(vocab, token)) {
+    finish(slot, FinishReason::kStop);
+    return;
+  }
+  const float* logits = llama_get_logits_ith(context.get(), slot.logits_index);
+  TokenEvent event;
+  event.token = token;
+  event.signals =
+      signal_calculator.compute(std::span<const float>(logits, static_cast<size_t>(vocab_size)),
+                                token, req.request.sampling.top_logprobs);
+  event.piece = token_piece(vocab, token);
+  event.top_pieces.reserve(event.signals.top.size());
+  for (const auto& alternative : event.signals.top) {
+    event.top_pieces.push_back(token_piece(vocab, alternative.token));
+  }
+  const auto update = slot.stream->push(event.piece);
+  event.text = update.text;
+
+  slot.logprob_sum += event.signals.logprob;
+  slot.logprob_min = slot.generated == 0
+                         ? event.signals.logprob
+                         : std::min<double>(slot.logprob_min, event.signals.logprob);
+  slot.entropy_sum += event.signals.entropy;
+  ++slot.generated;
+  if (req.callbacks.on_token) {
+    callbacks->post([cb = req.callbacks.on_token, e = std::move(event)] { cb(e); });
+  }
+
+  if (update.stopped) {
+    finish(slot, FinishReason::kStop);
+  } else if (slot.generated >= req.request.sampling.max_tokens ||
+             static_cast<uint32_t>(slot.position) + 1 >= context_per_sequence) {
+    // position tokens are in the KV cache and one more was just sampled: the sequence holds
+    // prompt + completion <= context_per_sequence, as a client counting tokens expects.
+    finish(slot, FinishReason::kLength);
+  } else {
+    slot.next_input = token;
+  }
+}
+
+// Builds one batch from every active slot (a token each for decoding slots, then prompt
+// chunks within the remaining budget), decodes it and samples where logits were requested.
+void Engine::State::step(Batch& batch) {
+  batch.clear();
+  for (auto& slot : slots) {
+    slot.logits_index = -1;
+    if (!slot.active || slot.prefilling() || slot.next_input == LLAMA_TOKEN_NULL) {
+      continue;
+    }
+    slot.logits_index = batch.add(slot.next_input, slot.position, slot.seq, true);
+  }
+  int32_t budget = static_cast<int32_t>(options.batch_size) - batch.size();
+  for (auto& slot : slots) {
+    if (budget <= 0) {
+      break;
+    }
+    if (!slot.prefilling()) {
+      continue;
+    }
+    const auto& prompt = slot.active->prompt;
+    const size_t take = std::min(prompt.size() - slot.prompt_done, static_cast<size_t>(budget));
+    for (size_t i = 0; i < take; ++i) {
+      const size_t index = slot.prompt_done + i;
+      const bool last = index + 1 == prompt.size();
+      const int32_t at = batch.add(prompt[index], static_cast<llama_pos>(index), slot.seq, last);
+      if (last) {
+        slot.logits_index = at;
+      }
+    }
+    budget -= static_cast<int32_t>(take);
+  }
+  if (batch.size() == 0) {
+    return;
+  }
+
+  const int32_t rc = llama_decode(context.get(), batch.get());
+  if (rc != 0) {
+    const Error error =
+        make_error(ErrorCode::kInternal, "llama_decode failed with code " + std::to_string(rc) +
+                                             (rc == 1 ? " (no room in the KV cache)" : ""));
+    for (auto& slot : slots) {
+      if (slot.active) {
+        fail(slot, error);
+      }
+    }
+    return;
+  }
+
+  // Advance every slot by what the batch held for it, then sample.
+  for (int32_t i = 0; i < batch.size(); ++i) {
+    Slot& slot = slots[static_cast<size_t>(batch.get().seq_id[i][0])];
+    slot.position = batch.get().pos[i] + 1;
+    if (slot.prefilling()) {
+      ++slot.prompt_done;
+    }
+  }
+  for (auto& slot : slots) {
+    if (slot.active && slot.logits_index >= 0) {
+      slot.next_input = LLAMA_TOKEN_NULL;
+      sample(slot);
+    }
+  }
+}
+
+void Engine::State::run() {
+  Batch batch(static_cast<int32_t>(options.batch_size));
+  while (true) {
+    {
+      std::unique_lock lock(mutex);
+      wake.wait(lock, [this] { return stopping || !queue.empty() || active_count > 0; });
+      if (stopping) {
+        break;
+      }
+      admit_locked();
+    }
+    for (auto& slot : slots) {
+      if (slot.active && slot.active->handle->cancelled()) {
+        finish(slot, FinishReason::kCancelled);
+      }
+    }
+    step(batch);
+  }
+
+  // Shutting down: nothing queued or running gets an answer other than an error.
+  const Error error = make_error(ErrorCode::kShuttingDown, "the edge engine is shutting down");
+  for (auto& slot : slots) {
+    if (slot.active) {
+      fail(slot, error);
+    }
+  }
+  std::lock_guard lock(mutex);
+  for (auto& pending : queue) {
+    if (pending.callbacks.on_error) {
+      callbacks->post([cb = pending.callbacks.on_error, error] { cb(error); });
+    }
+  }
+  queue.clear();
+}
+
+Result<std::unique_ptr<Engine>> Engine::open(const EngineOptions& options) {
+  if (options.max_sequences < 1 || options.max_sequences > 256) {
+    return make_error(ErrorCode::kInvalidArgument, "max_sequences must be between 1 and 256");
+  }
+  if (options.batch_size < options.max_sequences) {
+    return make_error(ErrorCode::kInvalidArgument, "batch_size must be at least max_sequences (" +
+                                                       std::to_string(options.max_sequences) + ")");
+  }
+  if (options.threads < 0) {
+    return make_error(ErrorCode::kInvalidArgument, "threads must be >= 0 (0: automatic)");
+  }
+  ensure_llama_backend();
+
+  auto header = read_gguf_header(options.model_path);
+  if (!header) {
+    return header.error();
+  }
+  auto digest = sha256_file(options.model_path);
+  if (!digest) {
+    return digest.error();
+  }
+  auto state = std::make_unique<State>();
+  state->options = options;
+  state->identity = identity_from_header(options.model_path, header->required_file_size,
+                                         header.value(), std::move(digest).value());
+  const ModelIdentity& id = state->identity;
+  if (id.context_length == 0 || id.layer_count == 0) {
+    return make_error(
+        ErrorCode::kInvalidModel,
+        "'" + options.model_path + "' lacks " + id.architecture +
+            ".context_length or .block_count: not a generative model llama.cpp knows");
+  }
+  uint32_t ctx = options.context_per_sequence;
+  if (ctx == 0) {
+    ctx = static_cast<uint32_t>(std::min<uint64_t>(id.context_length, kDefaultMaxContext));
+  }
+  state->context_per_sequence = ctx;
+
+  const MemoryEstimate need =
+      estimate_memory(header.value(), id, ctx, options.max_sequences, options.batch_size);
+  const auto available =
+      options.memory_limit_bytes ? options.memory_limit_bytes : available_memory_bytes();
+  if (available && need.total() > *available) {
+    auto mib = [](uint64_t bytes) { return std::to_string(bytes >> 20) + " MiB"; };
+    return make_error(ErrorCode::kInsufficientMemory,
+                      "model '" + id.name + "' needs about " + mib(need.total()) + " (weights " +
+                          mib(need.weights_bytes) + ", KV cache " + mib(need.kv_cache_bytes) +
+                          " for " + std::to_string(options.max_sequences) + " sequences of " +
+                          std::to_string(ctx) + " tokens, buffers " + mib(need.buffers_bytes) +
+                          ") but only " + mib(*available) +
+                          " is available; use a smaller context, fewer parallel sequences or a "
+                          "smaller quantization");
+  }
+
+  llama_model_params model_params = llama_model_default_params();
+  model_params.n_gpu_layers = 0;
+  state->model.reset(llama_model_load_from_file(options.model_path.c_str(), model_params));
+  if (!state->model) {
+    return make_error(ErrorCode::kInvalidModel,
+                      "llama.cpp could not load '" + options.model_path +
+                          "' (unsupported architecture or corrupt tensors; run with "
+                          "--verbose for llama.cpp's own message)");
+  }
+  state->identity.parameter_count = llama_model_n_params(state->model.get());
+  state->vocab = llama_model_get_vocab(state->model.get());
+  state->vocab_size = llama_vocab_n_tokens(state->vocab);
+  for (llama_token token = 0; token < state->vocab_size; ++token) {
+    if (llama_vocab_is_eog(state->vocab, token)) {
+      state->ban_end_of_generation.push_back({token, -INFINITY});
+    }
+  }
+  const char* tmpl = llama_model_chat_template(state->model.get(), nullptr);
+  state->chat_template =
+      ChatTemplate::from_model(tmpl ? std::optional<std::string>(tmpl) : std::nullopt);
+
+  const int threads = options.threads > 0
+                          ? options.threads
+                          : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  llama_context_params ctx_params = llama_context_default_params();
+  ctx_params.n_ctx = ctx * options.max_sequences;
+  ctx_params.n_seq_max = options.max_sequences;
+  ctx_params.n_batch = options.batch_size;
+  ctx_params.n_ubatch = options.batch_size;
+  ctx_params.n_threads = threads;
+  ctx_params.n_threads_batch = threads;
+  ctx_params.kv_unified = false;  // each sequence owns `ctx` cells: no cross-request eviction
+  ctx_params.no_perf = true;
+  state->context.reset(llama_init_from_model(state->model.get(), ctx_params));
+  if (!state->context) {
+    return make_error(ErrorCode::kInternal, "llama.cpp could not create a context of " +
+                                                std::to_string(ctx_params.n_ctx) + " tokens for '" +
+                                                id.name + "'");
+  }
+  state->context_per_sequence = llama_n_ctx_seq(state->context.get());
+
+  state->slots.resize(options.max_sequences);
+  for (uint32_t i = 0; i < options.max_sequences; ++i) {
+    state->slots[i].seq = static_cast<llama_seq_id>(i);
+  }
+  state->callbacks = std::make_unique<CallbackExecutor>();
+  State* raw = state.get();
+  state->inference_thread = std::thread([raw] { raw->run(); });
+  return std::unique_ptr<Engine>(new Engine(std::move(state)));
+}
+
+Engine::Engine(std::unique_ptr<State> state) : state_(std::move(state)) {}
+
+Engine::~Engine() {
+  {
+    std::lock_guard lock(state_->mutex);
+    state_->stopping = true;
+  }
+  state_->wake.notify_all();
+  state_->inference_thread.join();
+  state_->callbacks.reset();  // runs every posted callback before the model is freed
+}
+
+const ModelIdentity& Engine::model() const {
+  return state_->identity;
+}
+const ChatTemplate& Engine::chat_template() const {
+  return state_->chat_template;
+}
+uint32_t Engine::context_per_sequence() const {
+  return state_->context_per_sequence;
+}
+
+Result<int> Engine::count_tokens(const std::string& text, bool add_special,
+                                 bool parse_special) const {
+  if (text.size() > static_cast<size_t>(INT32_MAX / 2)) {
+    return make_error(ErrorCode::kInvalidArgument, "text is too long to tokenize");
+  }
+  const int32_t n = llama_tokenize(state_->vocab, text.data(), static_cast<int32_t>(text.size()),
+                                   nullptr, 0, add_special, parse_special);
+  if (n == INT32_MIN) {
+    return make_error(ErrorCode::kInvalidArgument, "text is too long to tokenize");
+  }
+  return n < 0 ? -n : n;
+}
+
+Result<std::shared_ptr<RequestHandle>> Engine::submit(GenerationRequest request,
+                                                      GenerationCallbacks callbacks) {
+  if (auto status = validate(request.sampling); !status) {
+    return status.error();
+  }
+  if (request.prompt.empty()) {
+    return make_error(ErrorCode::kInvalidArgument, "prompt must not be empty");
+  }
+  auto count = count_tokens(request.prompt, request.add_special, request.parse_special);
+  if (!count) {
+    return count.error();
+  }
+  const uint32_t limit = state_->context_per_sequence;
+  if (static_cast<uint32_t>(count.value()) >= limit) {
+    return make_error(ErrorCode::kContextOverflow,
+                      "the prompt is " + std::to_string(count.value()) +
+                          " tokens but a sequence holds at most " + std::to_string(limit) +
+                          " (prompt plus at least one generated token); shorten the prompt");
+  }
+  std::vector<llama_token> tokens(static_cast<size_t>(count.value()));
+  llama_tokenize(state_->vocab, request.prompt.data(), static_cast<int32_t>(request.prompt.size()),
+                 tokens.data(), count.value(), request.add_special, request.parse_special);
+  if (tokens.empty()) {
+    return make_error(ErrorCode::kInvalidArgument, "the prompt tokenizes to nothing");
+  }
+
+  auto handle = std::make_shared<RequestHandle>(state_->next_id.fetch_add(1));
+  {
+    std::lock_guard lock(state_->mutex);
+    if (state_->stopping) {
+      return make_error(ErrorCode::kShuttingDown, "the edge engine is shutting down");
+    }
+    if (state_->queue.size() >= state_->options.max_queued_requests) {
+      return make_error(ErrorCode::kBusy,
+                        "the edge engine is busy: " + std::to_string(state_->queue.size()) +
+                            " requests are queued (limit " +
+                            std::to_string(state_->options.max_queued_requests) + "); retry later");
+    }
+    state_->queue.push_back(PendingRequest{handle, std::move(request), std::move(tokens),
+                                           std::move(callbacks), Clock::now()});
+  }
+  state_->wake.notify_one();
+  return handle;
+}
+
+EngineStats Engine::stats() const {
+  std::lock_guard lock(state_->mutex);
+  return EngineStats{state_->queue.size(), state_->active_count, state_->completed};
+}
+
+}  // namespace tandem::engine

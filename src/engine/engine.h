@@ -1,0 +1,103 @@
+#pragma once
+// The edge engine: one GGUF model served in-process through llama.cpp.
+//
+// Threading: one inference thread owns the llama.cpp context and decodes every active
+// sequence in one batch per step; callbacks run on a separate callback thread, in order per
+// request. submit(), cancel() and the accessors are thread-safe. Requests beyond the free
+// sequence slots wait in a bounded queue; when it is full, submit() fails with kBusy at once.
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "common/result.h"
+#include "engine/chat_template.h"
+#include "engine/generation.h"
+#include "engine/model_identity.h"
+
+namespace tandem::engine {
+
+struct EngineOptions {
+  std::string model_path;
+  int threads = 0;                    // 0: one per hardware thread
+  uint32_t context_per_sequence = 0;  // tokens per sequence; 0: min(trained context, 4096)
+  uint32_t max_sequences = 4;         // sequences decoded together (batch slots)
+  size_t max_queued_requests = 64;    // waiting beyond the slots; more is kBusy
+  uint32_t batch_size = 512;          // tokens per llama_decode call (prompt chunks)
+  // Memory the load may use, instead of the system's MemAvailable. For tests and for
+  // operators who want to reserve memory for something else.
+  std::optional<uint64_t> memory_limit_bytes;
+};
+
+// The bytes a model needs with these options: weights, KV cache, output and compute buffers.
+// An estimate on the safe side; compared against available memory before loading.
+struct MemoryEstimate {
+  uint64_t weights_bytes = 0;
+  uint64_t kv_cache_bytes = 0;
+  uint64_t buffers_bytes = 0;
+  uint64_t total() const { return weights_bytes + kv_cache_bytes + buffers_bytes; }
+};
+
+// Cancels one request. Safe to call from any thread, any number of times, after completion.
+class RequestHandle {
+ public:
+  explicit RequestHandle(uint64_t id) : id_(id) {}
+  uint64_t id() const { return id_; }
+  void cancel() { cancelled_.store(true, std::memory_order_relaxed); }
+  bool cancelled() const { return cancelled_.load(std::memory_order_relaxed); }
+
+ private:
+  uint64_t id_;
+  std::atomic<bool> cancelled_{false};
+};
+
+struct EngineStats {
+  size_t queued = 0;  // waiting for a slot
+  size_t active = 0;  // holding a slot
+  uint64_t completed = 0;
+};
+
+class Engine {
+ public:
+  // Validates the file, checks memory, loads the model and starts the threads.
+  // Errors: kNotFound, kInvalidModel, kInsufficientMemory, kInvalidArgument (options), kInternal.
+  static Result<std::unique_ptr<Engine>> open(const EngineOptions& options);
+
+  // Stops taking work; queued and running requests end with kShuttingDown.
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  const ModelIdentity& model() const;
+  const ChatTemplate& chat_template() const;
+  uint32_t context_per_sequence() const;
+
+  // Tokenizes and queues a request. Errors are immediate: kInvalidArgument (sampling fields,
+  // empty prompt), kContextOverflow (prompt longer than a sequence's context), kBusy,
+  // kShuttingDown. On success the callbacks will be called, on the callback thread.
+  Result<std::shared_ptr<RequestHandle>> submit(GenerationRequest request,
+                                                GenerationCallbacks callbacks);
+
+  // Number of tokens `text` becomes, without generating.
+  Result<int> count_tokens(const std::string& text, bool add_special, bool parse_special) const;
+
+  EngineStats stats() const;
+
+  struct State;  // defined in engine.cpp: the llama.cpp side stays out of this header
+
+ private:
+  explicit Engine(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
+// Estimates memory from the header alone (used by open(); public for `tandem models inspect`).
+MemoryEstimate estimate_memory(const GgufHeader& header, const ModelIdentity& identity,
+                               uint32_t context_per_sequence, uint32_t max_sequences,
+                               uint32_t batch_size);
+
+// Bytes the system can give a new allocation now (MemAvailable), or nullopt if unknown.
+std::optional<uint64_t> available_memory_bytes();
+
+}  // namespace tandem::engine
