@@ -1,0 +1,38 @@
+// `tandem`: one binary, one subcommand per job. The work lives in the component libraries.
+
+#include <iostream>
+
+#include "cli/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "Tandem: a hybrid edge-cloud LLM inference gateway. A small model runs on this device "
+      "through llama.cpp; frontier models run in the cloud; Tandem decides where each query goes.",
+      "tandem"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "tandem 0.1.0");
+
+  const auto run = tandem::cli::add_run_command(app);
+  const auto models = tandem::cli::add_models_command(app);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 2;
+  }
+  if (app.got_subcommand("run")) {
+    return run();
+  }
+  if (app.got_subcommand("models")) {
+    return models();
+  }
+  std::cerr << app.help();
+  return 2;
+}
