@@ -14,7 +14,7 @@
 #include <llama-cpp.h>
 #include <llama.h>
 
-#include "engine/callback_executor.h"
+#include "engine/event_dispatcher.h"
 #include "engine/llama_backend.h"
 #include "engine/text_stream.h"
 
@@ -24,6 +24,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr uint32_t kDefaultMaxContext = 4096;
+// Streaming latency added at most by batching callback wake-ups (see EventDispatcher).
+constexpr auto kCallbackFlushInterval = std::chrono::microseconds(1000);
 
 double ms_between(Clock::time_point from, Clock::time_point to) {
   return std::chrono::duration<double, std::milli>(to - from).count();
@@ -34,7 +36,7 @@ struct PendingRequest {
   std::shared_ptr<RequestHandle> handle;
   GenerationRequest request;
   std::vector<llama_token> prompt;
-  GenerationCallbacks callbacks;
+  std::shared_ptr<const GenerationCallbacks> callbacks;
   Clock::time_point submitted;
 };
 
@@ -157,7 +159,7 @@ struct Engine::State {
   TokenSignalCalculator signal_calculator;
 
   // Declared last: destroyed first, so callbacks drain before the model goes away.
-  std::unique_ptr<CallbackExecutor> callbacks;
+  std::unique_ptr<EventDispatcher> events;
   std::thread inference_thread;
 
   void run();
@@ -185,12 +187,12 @@ void Engine::State::finish(Slot& slot, FinishReason reason) {
   PendingRequest& req = *slot.active;
   CompletionSummary summary;
   summary.finish_reason = reason;
-  if (auto tail = slot.stream->finish(); !tail.empty() && req.callbacks.on_token) {
+  if (auto tail = slot.stream->finish(); !tail.empty()) {
     // Held-back text (an unfinished stop-string prefix) is released with no token of its own.
     TokenEvent flush;
     flush.token = LLAMA_TOKEN_NULL;
     flush.text = std::move(tail);
-    callbacks->post([cb = req.callbacks.on_token, e = std::move(flush)] { cb(e); });
+    events->enqueue({req.callbacks, std::move(flush)});
   }
   summary.text = slot.stream->released();
   summary.prompt_tokens = static_cast<int>(req.prompt.size());
@@ -207,16 +209,12 @@ void Engine::State::finish(Slot& slot, FinishReason reason) {
   }
   summary.queue_ms = ms_between(req.submitted, slot.admitted);
   summary.total_ms = ms_between(req.submitted, now);
-  if (req.callbacks.on_complete) {
-    callbacks->post([cb = req.callbacks.on_complete, s = std::move(summary)] { cb(s); });
-  }
+  events->enqueue({req.callbacks, std::move(summary)});
   release(slot);
 }
 
 void Engine::State::fail(Slot& slot, const Error& error) {
-  if (slot.active->callbacks.on_error) {
-    callbacks->post([cb = slot.active->callbacks.on_error, error] { cb(error); });
-  }
+  events->enqueue({slot.active->callbacks, error});
   release(slot);
 }
 
@@ -224,11 +222,8 @@ void Engine::State::fail(Slot& slot, const Error& error) {
 void Engine::State::admit_locked() {
   for (auto it = queue.begin(); it != queue.end();) {
     if (it->handle->cancelled()) {
-      if (it->callbacks.on_error) {
-        callbacks->post([cb = it->callbacks.on_error] {
-          cb(make_error(ErrorCode::kCancelled, "request cancelled before it started"));
-        });
-      }
+      events->enqueue({it->callbacks,
+                       make_error(ErrorCode::kCancelled, "request cancelled before it started")});
       it = queue.erase(it);
     } else {
       ++it;
@@ -290,9 +285,7 @@ void Engine::State::sample(Slot& slot) {
                          : std::min<double>(slot.logprob_min, event.signals.logprob);
   slot.entropy_sum += event.signals.entropy;
   ++slot.generated;
-  if (req.callbacks.on_token) {
-    callbacks->post([cb = req.callbacks.on_token, e = std::move(event)] { cb(e); });
-  }
+  events->enqueue({req.callbacks, std::move(event)});
 
   if (update.stopped) {
     finish(slot, FinishReason::kStop);
@@ -372,9 +365,15 @@ void Engine::State::step(Batch& batch) {
 
 void Engine::State::run() {
   Batch batch(static_cast<int32_t>(options.batch_size));
+  auto last_flush = Clock::now();
   while (true) {
     {
       std::unique_lock lock(mutex);
+      if (!stopping && queue.empty() && active_count == 0) {
+        lock.unlock();
+        events->flush();  // going idle: deliver everything now
+        lock.lock();
+      }
       wake.wait(lock, [this] { return stopping || !queue.empty() || active_count > 0; });
       if (stopping) {
         break;
@@ -387,6 +386,10 @@ void Engine::State::run() {
       }
     }
     step(batch);
+    if (const auto now = Clock::now(); now - last_flush >= kCallbackFlushInterval) {
+      events->flush();
+      last_flush = now;
+    }
   }
 
   // Shutting down: nothing queued or running gets an answer other than an error.
@@ -398,9 +401,7 @@ void Engine::State::run() {
   }
   std::lock_guard lock(mutex);
   for (auto& pending : queue) {
-    if (pending.callbacks.on_error) {
-      callbacks->post([cb = pending.callbacks.on_error, error] { cb(error); });
-    }
+    events->enqueue({pending.callbacks, error});
   }
   queue.clear();
 }
@@ -504,7 +505,7 @@ Result<std::unique_ptr<Engine>> Engine::open(const EngineOptions& options) {
   for (uint32_t i = 0; i < options.max_sequences; ++i) {
     state->slots[i].seq = static_cast<llama_seq_id>(i);
   }
-  state->callbacks = std::make_unique<CallbackExecutor>();
+  state->events = std::make_unique<EventDispatcher>();
   State* raw = state.get();
   state->inference_thread = std::thread([raw] { raw->run(); });
   return std::unique_ptr<Engine>(new Engine(std::move(state)));
@@ -519,7 +520,7 @@ Engine::~Engine() {
   }
   state_->wake.notify_all();
   state_->inference_thread.join();
-  state_->callbacks.reset();  // runs every posted callback before the model is freed
+  state_->events.reset();  // delivers every queued event before the model is freed
 }
 
 const ModelIdentity& Engine::model() const {
@@ -583,8 +584,9 @@ Result<std::shared_ptr<RequestHandle>> Engine::submit(GenerationRequest request,
                             " requests are queued (limit " +
                             std::to_string(state_->options.max_queued_requests) + "); retry later");
     }
-    state_->queue.push_back(PendingRequest{handle, std::move(request), std::move(tokens),
-                                           std::move(callbacks), Clock::now()});
+    state_->queue.push_back(PendingRequest{
+        handle, std::move(request), std::move(tokens),
+        std::make_shared<const GenerationCallbacks>(std::move(callbacks)), Clock::now()});
   }
   state_->wake.notify_one();
   return handle;

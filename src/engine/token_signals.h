@@ -22,6 +22,9 @@ struct TokenSignals {
   std::vector<TokenAlternative> top;  // the `top_k` most likely tokens, most likely first
 };
 
+// exp(x) for x <= 0 to within 2e-7 relative, vectorisable (no libm call). Exposed for tests.
+float exp_nonpositive(float x);
+
 // Reusable scratch space so that the per-token path allocates nothing in steady state.
 class TokenSignalCalculator {
  public:

@@ -1,11 +1,48 @@
 #include "engine/token_signals.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <gtest/gtest.h>
 
 namespace tandem::engine {
 namespace {
+
+TEST(TokenSignalsTest, FastExpMatchesLibm) {
+  double worst = 0.0;
+  for (float x = -87.0F; x <= 0.0F; x += 0.001F) {
+    const double exact = std::exp(static_cast<double>(x));
+    worst = std::max(worst, std::abs(exp_nonpositive(x) - exact) / exact);
+  }
+  EXPECT_LT(worst, 5e-7);
+  EXPECT_EQ(exp_nonpositive(0.0F), 1.0F);
+  EXPECT_LT(exp_nonpositive(-1000.0F), 1e-37F);
+  EXPECT_GE(exp_nonpositive(-1000.0F), 0.0F);
+}
+
+TEST(TokenSignalsTest, LargeVocabularyMatchesADoublePrecisionReference) {
+  std::vector<float> logits(128256);
+  for (size_t i = 0; i < logits.size(); ++i) {
+    logits[i] = static_cast<float>((i * 7919) % 1000) / 100.0F - 5.0F;
+  }
+  double max = -1e30;
+  for (float l : logits) {
+    max = std::max<double>(max, l);
+  }
+  double sum = 0.0;
+  for (float l : logits) {
+    sum += std::exp(l - max);
+  }
+  double entropy = 0.0;
+  for (float l : logits) {
+    const double lp = l - max - std::log(sum);
+    entropy -= std::exp(lp) * lp;
+  }
+  TokenSignalCalculator calc;
+  auto s = calc.compute(logits, 42, 5);
+  EXPECT_NEAR(s.logprob, logits[42] - max - std::log(sum), 1e-5);
+  EXPECT_NEAR(s.entropy, entropy, 1e-4);
+}
 
 TEST(TokenSignalsTest, UniformDistributionHasMaximalEntropy) {
   TokenSignalCalculator calc;
