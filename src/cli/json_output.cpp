@@ -4,7 +4,7 @@
 
 namespace tandem::cli {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 
 json to_json(const engine::ModelIdentity& id) {
   return json{{"path", id.path},
@@ -52,6 +52,7 @@ json to_json(const engine::Completion& completion, const engine::ModelIdentity& 
                 {"mean_entropy", s.mean_entropy}}},
               {"timings",
                {{"queue_ms", s.queue_ms},
+                {"prefill_ms", s.prefill_ms},
                 {"time_to_first_token_ms", s.time_to_first_token_ms},
                 {"total_ms", s.total_ms},
                 {"decode_tokens_per_second", s.decode_tokens_per_second}}},

@@ -8,9 +8,10 @@
 
 namespace tandem::cli {
 
-nlohmann::json to_json(const engine::ModelIdentity& identity);
+nlohmann::ordered_json to_json(const engine::ModelIdentity& identity);
 
 // {text, finish_reason, usage, tokens: [{text, logprob, entropy, top: [{text, logprob}]}], ...}
-nlohmann::json to_json(const engine::Completion& completion, const engine::ModelIdentity& model);
+nlohmann::ordered_json to_json(const engine::Completion& completion,
+                               const engine::ModelIdentity& model);
 
 }  // namespace tandem::cli

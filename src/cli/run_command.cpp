@@ -80,7 +80,7 @@ int run(const RunFlags& flags) {
   const auto& summary = result->summary;
   if (flags.json) {
     std::cout << to_json(result.value(), eng.model())
-                     .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+                     .dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
               << "\n";
   } else {
     std::cout << "\n";

@@ -81,6 +81,7 @@ struct Slot {
   double logprob_min = 0.0;
   double entropy_sum = 0.0;
   Clock::time_point admitted;
+  double prefill_ms = 0.0;  // time in llama_decode calls that carried this slot's prompt
   Clock::time_point first_token;
 
   bool free() const { return !active.has_value(); }
@@ -208,6 +209,7 @@ void Engine::State::finish(Slot& slot, FinishReason reason) {
     }
   }
   summary.queue_ms = ms_between(req.submitted, slot.admitted);
+  summary.prefill_ms = slot.prefill_ms;
   summary.total_ms = ms_between(req.submitted, now);
   events->enqueue({req.callbacks, std::move(summary)});
   release(slot);
@@ -249,6 +251,7 @@ void Engine::State::admit_locked() {
     slot.logprob_sum = 0.0;
     slot.logprob_min = 0.0;
     slot.entropy_sum = 0.0;
+    slot.prefill_ms = 0.0;
     slot.admitted = Clock::now();
   }
 }
@@ -311,6 +314,7 @@ void Engine::State::step(Batch& batch) {
     slot.logits_index = batch.add(slot.next_input, slot.position, slot.seq, true);
   }
   int32_t budget = static_cast<int32_t>(options.batch_size) - batch.size();
+  std::vector<Slot*> prefilled;  // slots with prompt tokens in this batch
   for (auto& slot : slots) {
     if (budget <= 0) {
       break;
@@ -329,12 +333,18 @@ void Engine::State::step(Batch& batch) {
       }
     }
     budget -= static_cast<int32_t>(take);
+    prefilled.push_back(&slot);
   }
   if (batch.size() == 0) {
     return;
   }
 
+  const auto decode_start = Clock::now();
   const int32_t rc = llama_decode(context.get(), batch.get());
+  const double decode_ms = ms_between(decode_start, Clock::now());
+  for (Slot* slot : prefilled) {
+    slot->prefill_ms += decode_ms;
+  }
   if (rc != 0) {
     const Error error =
         make_error(ErrorCode::kInternal, "llama_decode failed with code " + std::to_string(rc) +

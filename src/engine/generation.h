@@ -77,6 +77,7 @@ struct CompletionSummary {
   double min_logprob = 0.0;
   double mean_entropy = 0.0;
   double queue_ms = 0.0;                  // submitted -> admitted to a sequence slot
+  double prefill_ms = 0.0;                // inside llama_decode with this prompt's tokens
   double time_to_first_token_ms = 0.0;    // submitted -> first token sampled
   double total_ms = 0.0;                  // submitted -> finished
   double decode_tokens_per_second = 0.0;  // completion tokens after the first / their time
