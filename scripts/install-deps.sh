@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build git ca-certificates
+  build-essential cmake ninja-build git ca-certificates jq bc valgrind
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libssl-dev
   clang-format clang-tidy

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Builds everything from nothing (see build.sh) and runs every test. CI runs exactly this.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+"$root/scripts/build.sh"
+"$root/scripts/check-format.sh"
+ctest --test-dir "$root/build" --output-on-failure --parallel "$(nproc)"
