@@ -1,10 +1,13 @@
 // `tandem`: one binary, one subcommand per job. The work lives in the component libraries.
 
+#include <exception>
 #include <iostream>
 
 #include "cli/commands.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int run_cli(int argc, char** argv) {
   CLI::App app{
       "Tandem: a hybrid edge-cloud LLM inference gateway. A small model runs on this device "
       "through llama.cpp; frontier models run in the cloud; Tandem decides where each query goes.",
@@ -35,4 +38,18 @@ int main(int argc, char** argv) {
   }
   std::cerr << app.help();
   return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run_cli(argc, argv);
+  } catch (const std::exception& e) {
+    // Expected failures are Result values; this is the last line against the unexpected.
+    std::cerr << "tandem: internal error: " << e.what() << "\n";
+  } catch (...) {
+    std::cerr << "tandem: internal error\n";
+  }
+  return 1;
 }

@@ -1,5 +1,7 @@
 #include "common/result.h"
 
+#include <cstring>
+
 namespace tandem {
 
 const char* error_code_name(ErrorCode code) {
@@ -24,6 +26,12 @@ const char* error_code_name(ErrorCode code) {
       return "internal";
   }
   return "internal";
+}
+
+std::string errno_message(int error_number) {
+  char buffer[256];
+  // GNU strerror_r returns the message, which may or may not live in `buffer`.
+  return ::strerror_r(error_number, buffer, sizeof(buffer));
 }
 
 }  // namespace tandem

@@ -97,4 +97,7 @@ inline Error make_error(ErrorCode code, std::string message) {
   return Error{code, std::move(message)};
 }
 
+// The text of an errno value; thread-safe, unlike std::strerror.
+std::string errno_message(int error_number);
+
 }  // namespace tandem

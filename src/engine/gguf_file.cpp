@@ -402,7 +402,7 @@ Result<GgufHeader> read_gguf_header(const std::string& path) {
   struct stat info {};
   if (::stat(path.c_str(), &info) != 0) {
     return make_error(ErrorCode::kNotFound,
-                      "model file '" + path + "' cannot be read: " + std::strerror(errno));
+                      "model file '" + path + "' cannot be read: " + errno_message(errno));
   }
   if (!S_ISREG(info.st_mode)) {
     return make_error(ErrorCode::kNotFound, "model path '" + path + "' is not a regular file");
@@ -410,7 +410,7 @@ Result<GgufHeader> read_gguf_header(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     return make_error(ErrorCode::kNotFound,
-                      "model file '" + path + "' cannot be opened: " + std::strerror(errno));
+                      "model file '" + path + "' cannot be opened: " + errno_message(errno));
   }
   return parse_gguf_header(in, static_cast<uint64_t>(info.st_size), path);
 }

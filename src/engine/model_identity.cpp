@@ -17,7 +17,7 @@ namespace {
 std::string hex(const unsigned char* bytes, unsigned int n) {
   static constexpr char kDigits[] = "0123456789abcdef";
   std::string out;
-  out.reserve(n * 2);
+  out.reserve(static_cast<size_t>(n) * 2);
   for (unsigned int i = 0; i < n; ++i) {
     out.push_back(kDigits[bytes[i] >> 4]);
     out.push_back(kDigits[bytes[i] & 0xf]);
@@ -70,7 +70,7 @@ Result<std::string> sha256_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     return make_error(ErrorCode::kNotFound,
-                      "cannot open '" + path + "' to hash it: " + std::strerror(errno));
+                      "cannot open '" + path + "' to hash it: " + errno_message(errno));
   }
   std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
   if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) {
