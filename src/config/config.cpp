@@ -1,0 +1,403 @@
+#include "config/config.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+
+#include <openssl/evp.h>
+#include <yaml-cpp/yaml.h>
+
+namespace tandem::config {
+namespace {
+
+// Thrown inside the parser only, caught in parse_config: it carries a finished message.
+struct ConfigError {
+  std::string message;
+};
+
+// Reads one YAML mapping, remembering which keys were used so that unknown keys (typos)
+// fail loudly instead of being ignored.
+class Section {
+ public:
+  Section(const YAML::Node& node, std::string path, const std::string& source)
+      : node_(node), path_(std::move(path)), source_(source) {
+    if (node_ && !node_.IsNull() && !node_.IsMap()) {
+      fail(node_, path_, "must be a mapping of keys to values");
+    }
+  }
+
+  [[noreturn]] void fail(const YAML::Node& at, const std::string& key,
+                         const std::string& message) const {
+    std::string where = source_;
+    if (at && at.Mark().line >= 0) {
+      where += ":" + std::to_string(at.Mark().line + 1);
+    }
+    throw ConfigError{where + ": " + key + ": " + message};
+  }
+
+  std::string key_path(const std::string& key) const {
+    return path_.empty() ? key : path_ + "." + key;
+  }
+
+  YAML::Node child(const std::string& key) {
+    used_.insert(key);
+    if (!node_ || !node_.IsMap()) {
+      return YAML::Node();
+    }
+    return node_[key];
+  }
+
+  Section section(const std::string& key) { return Section(child(key), key_path(key), source_); }
+
+  template <typename T>
+  void get(const std::string& key, T& out, T min = std::numeric_limits<T>::lowest(),
+           T max = std::numeric_limits<T>::max()) {
+    const YAML::Node value = child(key);
+    if (!value || value.IsNull()) {
+      return;  // keep the default
+    }
+    // Integers are read wide first, so that 70000 for a port says "out of range", not
+    // "not an integer".
+    using Wide =
+        std::conditional_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, long long, T>;
+    Wide parsed{};
+    if (!value.IsScalar() || !YAML::convert<Wide>::decode(value, parsed)) {
+      fail(value, key_path(key), std::string("must be ") + type_name<T>());
+    }
+    if (parsed < static_cast<Wide>(min) || parsed > static_cast<Wide>(max)) {
+      std::ostringstream range;
+      range << "must be between " << +min << " and " << +max << ", not " << value.Scalar();
+      fail(value, key_path(key), range.str());
+    }
+    out = static_cast<T>(parsed);
+  }
+
+  void get(const std::string& key, std::string& out) {
+    const YAML::Node value = child(key);
+    if (!value || value.IsNull()) {
+      return;
+    }
+    if (!value.IsScalar()) {
+      fail(value, key_path(key), "must be a string");
+    }
+    out = value.Scalar();
+  }
+
+  void get(const std::string& key, std::vector<std::string>& out) {
+    const YAML::Node value = child(key);
+    if (!value || value.IsNull()) {
+      return;
+    }
+    if (!value.IsSequence()) {
+      fail(value, key_path(key), "must be a list of strings");
+    }
+    out.clear();
+    for (const auto& item : value) {
+      if (!item.IsScalar()) {
+        fail(item, key_path(key), "must be a list of strings");
+      }
+      out.push_back(item.Scalar());
+    }
+  }
+
+  // Fails on keys nobody asked for: they are typos or options of another version.
+  void finish() const {
+    if (!node_ || !node_.IsMap()) {
+      return;
+    }
+    for (const auto& entry : node_) {
+      const std::string key = entry.first.Scalar();
+      if (!used_.count(key)) {
+        fail(entry.first, key_path(key), "unknown key");
+      }
+    }
+  }
+
+  const YAML::Node& node() const { return node_; }
+  const std::string& source() const { return source_; }
+
+ private:
+  template <typename T>
+  static const char* type_name() {
+    if constexpr (std::is_same_v<T, bool>) {
+      return "true or false";
+    } else if constexpr (std::is_integral_v<T>) {
+      return "an integer";
+    } else {
+      return "a number";
+    }
+  }
+
+  YAML::Node node_;
+  std::string path_;
+  const std::string& source_;
+  std::set<std::string> used_;
+};
+
+std::string read_secret_file(Section& at, const YAML::Node& node, const std::string& key,
+                             const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    at.fail(node, key, "cannot read '" + path + "': " + errno_message(errno));
+  }
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) {
+    text.pop_back();
+  }
+  if (text.empty()) {
+    at.fail(node, key, "'" + path + "' is empty");
+  }
+  return text;
+}
+
+// A secret from `<prefix>_env` (an environment variable) or `<prefix>_file`; never inline.
+std::string read_secret(Section& section, const std::string& prefix, bool required) {
+  std::string env_name;
+  std::string file_path;
+  const YAML::Node env_node = section.child(prefix + "_env");
+  const YAML::Node file_node = section.child(prefix + "_file");
+  const YAML::Node inline_node = section.child(prefix);
+  if (inline_node && !inline_node.IsNull()) {
+    section.fail(inline_node, section.key_path(prefix),
+                 "secrets are not written in the config; use " + prefix +
+                     "_env (an environment "
+                     "variable) or " +
+                     prefix + "_file (a file readable only by this user)");
+  }
+  if (env_node && env_node.IsScalar()) {
+    env_name = env_node.Scalar();
+  }
+  if (file_node && file_node.IsScalar()) {
+    file_path = file_node.Scalar();
+  }
+  if (!env_name.empty() && !file_path.empty()) {
+    section.fail(env_node, section.key_path(prefix + "_env"),
+                 "set " + prefix + "_env or " + prefix + "_file, not both");
+  }
+  if (!env_name.empty()) {
+    const char* value = std::getenv(env_name.c_str());  // NOLINT(concurrency-mt-unsafe): startup
+    if (value == nullptr || *value == '\0') {
+      section.fail(env_node, section.key_path(prefix + "_env"),
+                   "environment variable " + env_name + " is not set");
+    }
+    return value;
+  }
+  if (!file_path.empty()) {
+    return read_secret_file(section, file_node, section.key_path(prefix + "_file"), file_path);
+  }
+  if (required) {
+    section.fail(section.node(), section.key_path(prefix + "_env"),
+                 "needs " + prefix + "_env or " + prefix + "_file");
+  }
+  return {};
+}
+
+void parse_server(Section s, ServerConfig& out) {
+  s.get("host", out.host);
+  s.get<uint16_t>("port", out.port, 1, 65535);
+  s.get("threads", out.threads, 1, 256);
+  s.get<size_t>("max_body_bytes", out.max_body_bytes, 1024, size_t{1} << 30);
+  s.get<size_t>("max_header_bytes", out.max_header_bytes, 1024, size_t{1} << 20);
+  s.get<uint32_t>("request_timeout_ms", out.request_timeout_ms, 100);
+  s.get<uint32_t>("read_timeout_ms", out.read_timeout_ms, 100);
+  s.get<uint32_t>("shutdown_grace_ms", out.shutdown_grace_ms);
+  const YAML::Node keys = s.child("api_keys");
+  if (keys && !keys.IsNull()) {
+    if (!keys.IsSequence()) {
+      s.fail(keys, s.key_path("api_keys"), "must be a list");
+    }
+    for (size_t i = 0; i < keys.size(); ++i) {
+      Section k(keys[i], s.key_path("api_keys[" + std::to_string(i) + "]"), s.source());
+      ClientKey key;
+      k.get("name", key.name);
+      if (key.name.empty()) {
+        key.name = "key" + std::to_string(i);
+      }
+      const YAML::Node hash = k.child("key_sha256");
+      if (hash && hash.IsScalar()) {
+        key.key_sha256 = hash.Scalar();
+        if (key.key_sha256.size() != 64 ||
+            key.key_sha256.find_first_not_of("0123456789abcdef") != std::string::npos) {
+          k.fail(hash, k.key_path("key_sha256"), "must be 64 lower-case hex digits");
+        }
+        if (k.child("key_env") || k.child("key_file")) {
+          k.fail(hash, k.key_path("key_sha256"), "set key_sha256, key_env or key_file, not two");
+        }
+      } else {
+        key.key_sha256 = sha256_hex(read_secret(k, "key", true));
+      }
+      k.get("models", key.models);
+      k.finish();
+      out.api_keys.push_back(std::move(key));
+    }
+  }
+  s.finish();
+}
+
+void parse_edge(Section s, EdgeConfig& out) {
+  s.get("enabled", out.enabled);
+  s.get("model", out.model);
+  s.get("name", out.name);
+  s.get("threads", out.threads, 0, 1024);
+  s.get<uint32_t>("context", out.context, 0, 1u << 24);
+  s.get<uint32_t>("parallel", out.parallel, 1, 256);
+  s.get<size_t>("max_queue", out.max_queue, 0, 1u << 20);
+  s.get<uint32_t>("default_max_tokens", out.default_max_tokens, 1, 1u << 20);
+  s.finish();
+}
+
+void parse_upstream(Section s, UpstreamConfig& out) {
+  s.get("name", out.name);
+  s.get("base_url", out.base_url);
+  const YAML::Node base = s.node()["base_url"];
+  if (out.base_url.rfind("http://", 0) != 0 && out.base_url.rfind("https://", 0) != 0) {
+    s.fail(base, s.key_path("base_url"), "must start with http:// or https://");
+  }
+  while (!out.base_url.empty() && out.base_url.back() == '/') {
+    out.base_url.pop_back();
+  }
+  out.api_key = read_secret(s, "api_key", false);
+  const YAML::Node models = s.child("models");
+  if (!models || !models.IsMap() || models.size() == 0) {
+    s.fail(models ? models : s.node(), s.key_path("models"),
+           "must map at least one public model name to the upstream's model name");
+  }
+  for (const auto& entry : models) {
+    if (!entry.second.IsScalar() || entry.second.Scalar().empty()) {
+      s.fail(entry.second, s.key_path("models." + entry.first.Scalar()),
+             "must be the upstream's model name");
+    }
+    out.models[entry.first.Scalar()] = entry.second.Scalar();
+  }
+  Section prices = s.section("prices");
+  prices.get("input_per_million", out.prices.input_per_million, 0.0, 1e6);
+  prices.get("output_per_million", out.prices.output_per_million, 0.0, 1e6);
+  prices.finish();
+  Section timeouts = s.section("timeouts");
+  timeouts.get<uint32_t>("connect_ms", out.timeouts.connect_ms, 1);
+  timeouts.get<uint32_t>("first_byte_ms", out.timeouts.first_byte_ms, 1);
+  timeouts.get<uint32_t>("idle_ms", out.timeouts.idle_ms, 1);
+  timeouts.get<uint32_t>("total_ms", out.timeouts.total_ms, 1);
+  timeouts.finish();
+  Section retry = s.section("retry");
+  retry.get("max_retries", out.retry.max_retries, 0, 10);
+  retry.get<uint32_t>("base_backoff_ms", out.retry.base_backoff_ms, 1);
+  retry.get<uint32_t>("max_backoff_ms", out.retry.max_backoff_ms, 1);
+  retry.get<uint32_t>("max_retry_after_ms", out.retry.max_retry_after_ms);
+  retry.finish();
+  Section circuit = s.section("circuit");
+  circuit.get("failure_threshold", out.circuit.failure_threshold, 1, 1000);
+  circuit.get<uint32_t>("cooldown_ms", out.circuit.cooldown_ms, 1);
+  circuit.finish();
+  Section health = s.section("health");
+  health.get<uint32_t>("interval_ms", out.health.interval_ms);
+  health.get<uint32_t>("timeout_ms", out.health.timeout_ms, 1);
+  health.get("path", out.health.path);
+  health.finish();
+  Section tls = s.section("tls");
+  tls.get("verify", out.tls_verify);
+  tls.get("ca_file", out.ca_file);
+  tls.finish();
+  s.get<size_t>("max_response_bytes", out.max_response_bytes, 1024, size_t{1} << 32);
+  s.finish();
+}
+
+void parse_root(const YAML::Node& root, const std::string& source, GatewayConfig& config) {
+  Section top(root, "", source);
+  parse_server(top.section("server"), config.server);
+  parse_edge(top.section("edge"), config.edge);
+  const YAML::Node cloud = top.child("cloud");
+  Section cloud_section(cloud, "cloud", source);
+  const YAML::Node upstreams = cloud_section.child("upstreams");
+  if (upstreams && !upstreams.IsNull()) {
+    if (!upstreams.IsSequence()) {
+      cloud_section.fail(upstreams, "cloud.upstreams", "must be a list");
+    }
+    std::set<std::string> names;
+    for (size_t i = 0; i < upstreams.size(); ++i) {
+      UpstreamConfig upstream;
+      upstream.name = "upstream" + std::to_string(i);
+      parse_upstream(Section(upstreams[i], "cloud.upstreams[" + std::to_string(i) + "]", source),
+                     upstream);
+      if (!names.insert(upstream.name).second) {
+        cloud_section.fail(upstreams[i], "cloud.upstreams[" + std::to_string(i) + "].name",
+                           "'" + upstream.name + "' is used twice");
+      }
+      config.upstreams.push_back(std::move(upstream));
+    }
+  }
+  cloud_section.finish();
+  Section routing = top.section("routing");
+  routing.get("edge_to_cloud", config.routing.edge_to_cloud);
+  routing.get("cloud_to_edge", config.routing.cloud_to_edge);
+  routing.get("cloud_model", config.routing.cloud_model);
+  routing.finish();
+  top.finish();
+
+  if (!config.edge.enabled && config.upstreams.empty()) {
+    throw ConfigError{
+        source + ": edge.enabled is false and cloud.upstreams is empty: " + "nothing would answer"};
+  }
+  if (!config.routing.cloud_model.empty()) {
+    bool served = false;
+    for (const auto& upstream : config.upstreams) {
+      served = served || upstream.models.count(config.routing.cloud_model) > 0;
+    }
+    if (!served) {
+      throw ConfigError{source + ": routing.cloud_model: no upstream serves '" +
+                        config.routing.cloud_model + "'"};
+    }
+  } else if (!config.upstreams.empty()) {
+    config.routing.cloud_model = config.upstreams.front().models.begin()->first;
+  }
+}
+
+}  // namespace
+
+std::string sha256_hex(std::string_view text) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_Digest(text.data(), text.size(), digest, &length, EVP_sha256(), nullptr);
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned int i = 0; i < length; ++i) {
+    out.push_back(kDigits[digest[i] >> 4]);
+    out.push_back(kDigits[digest[i] & 0xf]);
+  }
+  return out;
+}
+
+Result<GatewayConfig> parse_config(const std::string& yaml_text, const std::string& source) {
+  GatewayConfig config;
+  config.source = source;
+  try {
+    const YAML::Node root = YAML::Load(yaml_text);
+    if (root && !root.IsNull() && !root.IsMap()) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        source + ": the top level must be a mapping (server:, edge:, cloud:, ...)");
+    }
+    parse_root(root, source, config);
+  } catch (const ConfigError& e) {
+    return make_error(ErrorCode::kInvalidArgument, e.message);
+  } catch (const YAML::Exception& e) {
+    return make_error(ErrorCode::kInvalidArgument, source + ":" + std::to_string(e.mark.line + 1) +
+                                                       ": not valid YAML: " + e.msg);
+  }
+  return config;
+}
+
+Result<GatewayConfig> load_config(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    return make_error(ErrorCode::kNotFound,
+                      "cannot read config '" + path + "': " + errno_message(errno));
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_config(text.str(), path);
+}
+
+}  // namespace tandem::config

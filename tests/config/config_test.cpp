@@ -1,0 +1,137 @@
+#include "config/config.h"
+
+#include <cstdlib>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+namespace tandem::config {
+namespace {
+
+void expect_error(const std::string& yaml, const std::string& fragment) {
+  auto result = parse_config(yaml, "test.yaml");
+  ASSERT_FALSE(result.ok()) << "accepted:\n" << yaml;
+  EXPECT_NE(result.error().message.find(fragment), std::string::npos) << result.error().message;
+}
+
+TEST(ConfigTest, EmptyConfigMeansDefaults) {
+  auto config = parse_config("", "test.yaml");
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  EXPECT_EQ(config->server.host, "127.0.0.1");
+  EXPECT_EQ(config->server.port, 8080);
+  EXPECT_TRUE(config->edge.enabled);
+  EXPECT_TRUE(config->upstreams.empty());
+  EXPECT_TRUE(config->routing.cloud_model.empty());
+}
+
+TEST(ConfigTest, ReadsEverySection) {
+  ::setenv("TANDEM_TEST_UPSTREAM_KEY", "sk-test", 1);
+  ::setenv("TANDEM_TEST_CLIENT_KEY", "client-secret", 1);
+  auto config = parse_config(R"(
+server:
+  host: 0.0.0.0
+  port: 9000
+  threads: 4
+  max_body_bytes: 65536
+  api_keys:
+    - name: app
+      key_env: TANDEM_TEST_CLIENT_KEY
+      models: [tandem]
+edge:
+  model: /models/m.gguf
+  parallel: 2
+cloud:
+  upstreams:
+    - name: primary
+      base_url: https://api.example.com/v1/
+      api_key_env: TANDEM_TEST_UPSTREAM_KEY
+      models: {gpt-4o-mini: gpt-4o-mini-2024-07-18}
+      prices: {input_per_million: 0.15, output_per_million: 0.6}
+      timeouts: {connect_ms: 1000, first_byte_ms: 2000}
+      retry: {max_retries: 3}
+      circuit: {failure_threshold: 2, cooldown_ms: 500}
+routing:
+  cloud_to_edge: false
+)",
+                             "test.yaml");
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  EXPECT_EQ(config->server.port, 9000);
+  ASSERT_EQ(config->server.api_keys.size(), 1U);
+  EXPECT_EQ(config->server.api_keys[0].key_sha256, sha256_hex("client-secret"));
+  EXPECT_EQ(config->server.api_keys[0].models, std::vector<std::string>{"tandem"});
+  EXPECT_EQ(config->edge.parallel, 2U);
+  ASSERT_EQ(config->upstreams.size(), 1U);
+  const auto& u = config->upstreams[0];
+  EXPECT_EQ(u.base_url, "https://api.example.com/v1");
+  EXPECT_EQ(u.api_key, "sk-test");
+  EXPECT_EQ(u.models.at("gpt-4o-mini"), "gpt-4o-mini-2024-07-18");
+  EXPECT_DOUBLE_EQ(u.prices.output_per_million, 0.6);
+  EXPECT_EQ(u.timeouts.connect_ms, 1000U);
+  EXPECT_EQ(u.timeouts.idle_ms, 30000U);  // default kept
+  EXPECT_EQ(u.retry.max_retries, 3);
+  EXPECT_EQ(u.circuit.failure_threshold, 2);
+  EXPECT_FALSE(config->routing.cloud_to_edge);
+  EXPECT_EQ(config->routing.cloud_model, "gpt-4o-mini");  // the first upstream's first model
+}
+
+TEST(ConfigTest, ErrorsNameTheKeyAndTheLine) {
+  expect_error("server:\n  port: 70000\n", "test.yaml:2: server.port: must be between 1 and 65535");
+  expect_error("server:\n  port: eighty\n", "test.yaml:2: server.port: must be an integer");
+  expect_error("server:\n  prot: 80\n", "test.yaml:2: server.prot: unknown key");
+  expect_error("edge:\n  enabled: maybe\n", "edge.enabled: must be true or false");
+  expect_error("server: [1, 2]\n", "server: must be a mapping");
+  expect_error("server:\n  port: [\n", "test.yaml:");  // not YAML
+  expect_error(
+      "cloud:\n  upstreams:\n    - name: a\n      base_url: ftp://x\n      models: {m: m}\n",
+      "test.yaml:4: cloud.upstreams[0].base_url: must start with http:// or https://");
+  expect_error("cloud:\n  upstreams:\n    - base_url: http://x\n",
+               "cloud.upstreams[0].models: must map at least one");
+}
+
+TEST(ConfigTest, SecretsComeFromTheEnvironmentOrFilesNeverInline) {
+  expect_error(
+      "cloud:\n  upstreams:\n    - base_url: http://x\n      api_key: sk-123\n      models: {m: "
+      "m}\n",
+      "secrets are not written in the config");
+  ::unsetenv("TANDEM_TEST_MISSING");
+  expect_error(
+      "cloud:\n  upstreams:\n    - base_url: http://x\n      api_key_env: TANDEM_TEST_MISSING\n    "
+      "  "
+      "models: {m: m}\n",
+      "environment variable TANDEM_TEST_MISSING is not set");
+  const std::string path = ::testing::TempDir() + "/tandem_key.txt";
+  std::ofstream(path) << "sk-from-file\n";
+  auto config =
+      parse_config("cloud:\n  upstreams:\n    - base_url: http://x\n      api_key_file: " + path +
+                       "\n      models: {m: m}\n",
+                   "test.yaml");
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  EXPECT_EQ(config->upstreams[0].api_key, "sk-from-file");
+  expect_error(
+      "cloud:\n  upstreams:\n    - base_url: http://x\n      api_key_file: /nonexistent\n      "
+      "models: {m: m}\n",
+      "cannot read '/nonexistent'");
+}
+
+TEST(ConfigTest, RejectsConfigsThatCannotWork) {
+  expect_error("edge:\n  enabled: false\n", "nothing would answer");
+  expect_error(
+      "cloud:\n  upstreams:\n    - base_url: http://x\n      models: {m: m}\nrouting:\n  "
+      "cloud_model: other\n",
+      "routing.cloud_model: no upstream serves 'other'");
+  expect_error(
+      "cloud:\n  upstreams:\n    - {name: a, base_url: 'http://x', models: {m: m}}\n    - {name: "
+      "a, "
+      "base_url: 'http://y', models: {m: m}}\n",
+      "'a' is used twice");
+  expect_error("server:\n  api_keys:\n    - key_sha256: abc\n", "must be 64 lower-case hex digits");
+}
+
+TEST(ConfigTest, MissingFileIsNotFound) {
+  auto config = load_config("/nonexistent/tandem.yaml");
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.error().code, ErrorCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace tandem::config
