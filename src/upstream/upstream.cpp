@@ -1,0 +1,378 @@
+#include "upstream/upstream.h"
+
+#include <algorithm>
+
+#include "net/sse.h"
+
+namespace tandem::upstream {
+namespace {
+
+using std::chrono::milliseconds;
+using Kind = HttpFailure::Kind;
+
+constexpr size_t kMaxErrorBody = 4 << 10;
+
+UpstreamFailure make_failure(const std::string& upstream, Kind kind, std::string message) {
+  UpstreamFailure f;
+  f.upstream = upstream;
+  f.http.kind = kind;
+  f.http.message = std::move(message);
+  return f;
+}
+
+// The message inside an OpenAI error body, or the body itself.
+std::string error_message_of(const std::string& body) {
+  const auto json = nlohmann::json::parse(body, nullptr, false);
+  if (json.is_object() && json.contains("error")) {
+    const auto& error = json["error"];
+    if (error.is_object() && error.contains("message") && error["message"].is_string()) {
+      return error["message"].get<std::string>();
+    }
+    if (error.is_string()) {
+      return error.get<std::string>();
+    }
+  }
+  return body.substr(0, 200);
+}
+
+// Removes a cancel action when the exchange it points to goes away.
+class CancelRegistration {
+ public:
+  CancelRegistration(CancelSignal& signal, std::function<void()> action)
+      : signal_(signal), id_(signal.on_cancel(std::move(action))) {}
+  ~CancelRegistration() { signal_.remove(id_); }
+  CancelRegistration(const CancelRegistration&) = delete;
+  CancelRegistration& operator=(const CancelRegistration&) = delete;
+
+ private:
+  CancelSignal& signal_;
+  size_t id_;
+};
+
+// Sleeps, waking early (returning false) when `cancel` fires.
+net::awaitable<bool> sleep_for(milliseconds duration, CancelSignal& cancel) {
+  auto executor = co_await net::asio::this_coro::executor;
+  auto timer = std::make_shared<net::asio::steady_timer>(executor, duration);
+  CancelRegistration registration(
+      cancel, [timer, executor] { net::asio::post(executor, [timer] { timer->cancel(); }); });
+  boost::system::error_code ec;
+  co_await timer->async_wait(net::asio::redirect_error(net::use_awaitable, ec));
+  co_return !cancel.cancelled();
+}
+
+}  // namespace
+
+Result<CloudEvent> parse_cloud_chunk(const std::string& data, ApiKind kind) {
+  const auto json = nlohmann::json::parse(data, nullptr, false);
+  if (json.is_discarded() || !json.is_object()) {
+    return make_error(ErrorCode::kInternal,
+                      "the upstream sent a malformed stream event: '" + data.substr(0, 80) + "'");
+  }
+  if (json.contains("error")) {
+    return make_error(ErrorCode::kInternal,
+                      "the upstream reported an error mid-stream: " + error_message_of(data));
+  }
+  CloudEvent event;
+  const auto choices = json.find("choices");
+  if (choices != json.end() && choices->is_array() && !choices->empty()) {
+    const auto& choice = (*choices)[0];
+    if (kind == ApiKind::kChat) {
+      const auto delta = choice.find("delta");
+      if (delta != choice.end() && delta->is_object()) {
+        const auto content = delta->find("content");
+        if (content != delta->end() && content->is_string()) {
+          event.text = content->get<std::string>();
+        }
+      }
+    } else {
+      const auto text = choice.find("text");
+      if (text != choice.end() && text->is_string()) {
+        event.text = text->get<std::string>();
+      }
+    }
+    const auto logprobs = choice.find("logprobs");
+    if (logprobs != choice.end() && !logprobs->is_null()) {
+      event.logprobs = *logprobs;
+    }
+    const auto finish = choice.find("finish_reason");
+    if (finish != choice.end() && finish->is_string()) {
+      event.finish_reason = finish->get<std::string>();
+    }
+  }
+  const auto usage = json.find("usage");
+  if (usage != json.end() && usage->is_object()) {
+    CloudUsage u;
+    u.prompt_tokens = usage->value("prompt_tokens", 0);
+    u.completion_tokens = usage->value("completion_tokens", 0);
+    event.usage = u;
+  }
+  return event;
+}
+
+Result<std::unique_ptr<Upstream>> Upstream::create(config::UpstreamConfig config,
+                                                   CircuitBreaker::Now now) {
+  auto endpoint = parse_base_url(config.base_url);
+  if (!endpoint) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "upstream " + config.name + ": " + endpoint.error().message);
+  }
+  std::unique_ptr<net::ssl::context> tls;
+  try {
+    tls = make_tls_context(config.tls_verify, config.ca_file);
+  } catch (const std::exception& e) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "upstream " + config.name + ": cannot load TLS trust (" +
+                          (config.ca_file.empty() ? std::string("system store") : config.ca_file) +
+                          "): " + e.what());
+  }
+  return std::unique_ptr<Upstream>(
+      new Upstream(std::move(config), std::move(endpoint).value(), std::move(tls), std::move(now)));
+}
+
+Upstream::Upstream(config::UpstreamConfig config, Endpoint endpoint,
+                   std::unique_ptr<net::ssl::context> tls, CircuitBreaker::Now now)
+    : config_(std::move(config)),
+      endpoint_(std::move(endpoint)),
+      tls_(std::move(tls)),
+      breaker_(config_.circuit, std::move(now)),
+      jitter_(std::random_device{}()) {}
+
+void Upstream::set_last_error(const std::string& message) {
+  std::lock_guard lock(mutex_);
+  last_error_ = message;
+}
+
+UpstreamStatus Upstream::status() const {
+  UpstreamStatus s;
+  s.name = config_.name;
+  s.online = online_.load();
+  s.circuit = breaker_.state();
+  s.consecutive_failures = breaker_.consecutive_failures();
+  s.cooldown_remaining_ms = breaker_.cooldown_remaining().count();
+  std::lock_guard lock(mutex_);
+  s.last_error = last_error_;
+  return s;
+}
+
+milliseconds Upstream::backoff(int attempt, const HttpFailure& failure) {
+  const uint64_t cap =
+      std::min<uint64_t>(config_.retry.max_backoff_ms,
+                         uint64_t{config_.retry.base_backoff_ms} << std::min(attempt, 20));
+  uint64_t wait = 0;
+  {
+    std::lock_guard lock(mutex_);
+    wait = std::uniform_int_distribution<uint64_t>(0, cap)(jitter_);  // "full jitter"
+  }
+  if (failure.retry_after) {
+    wait = std::max<uint64_t>(wait, static_cast<uint64_t>(failure.retry_after->count()));
+  }
+  return milliseconds(wait);
+}
+
+net::awaitable<std::optional<UpstreamFailure>> Upstream::attempt(const CloudRequest& request,
+                                                                 const EventSink& sink,
+                                                                 CancelSignal& cancel,
+                                                                 bool& delivered) {
+  HttpRequest http_request;
+  http_request.path = request.kind == ApiKind::kChat ? "/chat/completions" : "/completions";
+  nlohmann::json body = request.body;
+  body["model"] = config_.models.at(request.public_model);
+  body["stream"] = true;
+  body["stream_options"] = {{"include_usage", true}};
+  http_request.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  http_request.headers["Accept"] = "text/event-stream";
+  if (!config_.api_key.empty()) {
+    http_request.headers["Authorization"] = "Bearer " + config_.api_key;
+  }
+
+  auto opened = co_await open_exchange(*tls_, endpoint_, http_request, config_.timeouts,
+                                       config_.max_response_bytes);
+  if (auto* failed = std::get_if<HttpFailure>(&opened)) {
+    UpstreamFailure f;
+    f.upstream = config_.name;
+    f.http = std::move(*failed);
+    co_return f;
+  }
+  auto exchange = std::move(std::get<std::unique_ptr<HttpExchange>>(opened));
+  CancelRegistration registration(cancel, [raw = exchange.get()] { raw->cancel(); });
+
+  if (exchange->status() < 200 || exchange->status() >= 300) {
+    UpstreamFailure f = make_failure(config_.name, Kind::kStatus, "");
+    f.http.status = exchange->status();
+    auto error_body = co_await exchange->read_all(kMaxErrorBody);
+    if (auto* text = std::get_if<std::string>(&error_body)) {
+      f.http.body = *text;
+    }
+    f.http.message = "upstream " + config_.name + " answered " +
+                     std::to_string(exchange->status()) + ": " + error_message_of(f.http.body);
+    f.http.retry_after = parse_retry_after(exchange->retry_after());
+    co_return f;
+  }
+  if (exchange->content_type().rfind("text/event-stream", 0) != 0) {
+    co_return make_failure(config_.name, Kind::kProtocol,
+                           "upstream " + config_.name + " answered with Content-Type '" +
+                               exchange->content_type() + "', expected text/event-stream");
+  }
+
+  net::SseParser parser;
+  std::vector<std::string> events;
+  bool finished = false;
+  while (true) {
+    auto part = co_await exchange->read_some();
+    if (auto* failed = std::get_if<HttpFailure>(&part)) {
+      UpstreamFailure f;
+      f.upstream = config_.name;
+      f.http = std::move(*failed);
+      f.http.message = "upstream " + config_.name + ": " + f.http.message;
+      co_return f;
+    }
+    const std::string& bytes = std::get<std::string>(part);
+    if (bytes.empty()) {
+      if (finished) {
+        co_return std::nullopt;  // some servers end without [DONE]
+      }
+      co_return make_failure(config_.name, Kind::kProtocol,
+                             "upstream " + config_.name + " ended the stream before it finished");
+    }
+    events.clear();
+    if (auto status = parser.feed(bytes, events); !status) {
+      co_return make_failure(config_.name, Kind::kProtocol, status.error().message);
+    }
+    for (const auto& data : events) {
+      if (data == "[DONE]") {
+        co_return std::nullopt;
+      }
+      auto event = parse_cloud_chunk(data, request.kind);
+      if (!event) {
+        co_return make_failure(config_.name, Kind::kProtocol,
+                               "upstream " + config_.name + ": " + event.error().message);
+      }
+      finished = finished || event->finish_reason.has_value();
+      if (event->text.empty() && !event->finish_reason && !event->usage &&
+          event->logprobs.is_null()) {
+        continue;  // e.g. the role-only first chunk
+      }
+      delivered = true;
+      if (!co_await sink(std::move(event).value())) {
+        cancel.cancel();
+        co_return make_failure(config_.name, Kind::kCancelled, "the client went away");
+      }
+    }
+  }
+}
+
+net::awaitable<std::optional<UpstreamFailure>> Upstream::complete(const CloudRequest& request,
+                                                                  const EventSink& sink,
+                                                                  CancelSignal& cancel) {
+  bool delivered = false;
+  for (int attempt_no = 0;; ++attempt_no) {
+    if (cancel.cancelled()) {
+      co_return make_failure(config_.name, Kind::kCancelled, "cancelled");
+    }
+    if (!breaker_.allow()) {
+      auto f =
+          make_failure(config_.name, Kind::kConnect,
+                       "upstream " + config_.name + " is cooling down after " +
+                           std::to_string(breaker_.consecutive_failures()) +
+                           " consecutive failures (circuit open for " +
+                           std::to_string(breaker_.cooldown_remaining().count()) + " ms more)");
+      f.attempts = attempt_no;
+      co_return f;
+    }
+    auto failure = co_await attempt(request, sink, cancel, delivered);
+    if (!failure) {
+      breaker_.record_success();
+      online_ = true;
+      co_return std::nullopt;
+    }
+    failure->attempts = attempt_no + 1;
+    failure->delivered = delivered;
+    const HttpFailure& http = failure->http;
+    set_last_error(http.message);
+    bool retryable = false;
+    switch (http.kind) {
+      case Kind::kCancelled:
+        breaker_.record_abandoned();
+        co_return failure;
+      case Kind::kStatus:
+        if (http.status == 429) {
+          breaker_.record_abandoned();  // rate limited is not broken
+          retryable = true;
+        } else if (http.status >= 500 || http.status == 408) {
+          breaker_.record_failure();
+          retryable = true;
+        } else if (http.status == 401 || http.status == 403 || http.status == 404 ||
+                   http.status == 409) {
+          breaker_.record_failure();  // our key or model map is wrong for this upstream
+        } else {
+          breaker_.record_success();  // healthy; the request itself was refused
+          failure->client_error = true;
+        }
+        break;
+      case Kind::kTooLarge:
+        breaker_.record_failure();
+        break;
+      case Kind::kConnect:
+      case Kind::kTimeout:
+      case Kind::kProtocol:
+        breaker_.record_failure();
+        retryable = true;
+        if (http.kind == Kind::kConnect) {
+          online_ = false;
+        }
+        break;
+    }
+    if (delivered || !retryable || attempt_no >= config_.retry.max_retries) {
+      co_return failure;
+    }
+    if (http.retry_after &&
+        http.retry_after->count() > static_cast<int64_t>(config_.retry.max_retry_after_ms)) {
+      co_return failure;  // waiting that long is worse than the next upstream
+    }
+    if (!co_await sleep_for(backoff(attempt_no, http), cancel)) {
+      co_return make_failure(config_.name, Kind::kCancelled, "cancelled");
+    }
+  }
+}
+
+net::awaitable<void> Upstream::probe_forever(CancelSignal& stop) {
+  if (config_.health.interval_ms == 0) {
+    co_return;
+  }
+  config::Timeouts probe_timeouts;
+  probe_timeouts.connect_ms = config_.health.timeout_ms;
+  probe_timeouts.first_byte_ms = config_.health.timeout_ms;
+  probe_timeouts.idle_ms = config_.health.timeout_ms;
+  probe_timeouts.total_ms = config_.health.timeout_ms;
+  HttpRequest probe;
+  probe.method = "GET";
+  probe.path = config_.health.path;
+  if (!config_.api_key.empty()) {
+    probe.headers["Authorization"] = "Bearer " + config_.api_key;
+  }
+  while (!stop.cancelled()) {
+    auto opened = co_await open_exchange(*tls_, endpoint_, probe, probe_timeouts, 1 << 20);
+    bool ok = false;
+    std::string problem;
+    if (auto* exchange = std::get_if<std::unique_ptr<HttpExchange>>(&opened)) {
+      ok = (*exchange)->status() >= 200 && (*exchange)->status() < 300;
+      problem = "health probe answered " + std::to_string((*exchange)->status());
+      if (ok) {
+        auto rest = co_await (*exchange)->read_all(1 << 20);
+        ok = std::holds_alternative<std::string>(rest);
+        problem = "health probe: incomplete response";
+      }
+    } else {
+      problem = "health probe: " + std::get<HttpFailure>(opened).message;
+    }
+    online_ = ok;
+    if (!ok) {
+      set_last_error(problem);
+    }
+    if (!co_await sleep_for(milliseconds(config_.health.interval_ms), stop)) {
+      co_return;
+    }
+  }
+}
+
+}  // namespace tandem::upstream

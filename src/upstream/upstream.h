@@ -1,0 +1,115 @@
+#pragma once
+// One OpenAI-compatible cloud endpoint (OpenAI, vLLM, SGLang, llama-server, Ollama...) and the
+// ordered list of them. An Upstream streams one completion with retries, circuit breaking and
+// health probing; it always asks the upstream to stream (with usage), so the first byte can be
+// relayed at once and non-streaming clients are served from the same path.
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/cancel.h"
+#include "config/config.h"
+#include "net/asio.h"
+#include "upstream/circuit_breaker.h"
+#include "upstream/http_client.h"
+
+namespace tandem::upstream {
+
+enum class ApiKind { kChat, kCompletion };
+
+struct CloudRequest {
+  ApiKind kind = ApiKind::kChat;
+  std::string public_model;  // the name the client used; mapped per upstream
+  nlohmann::json body;       // OpenAI request body; model and streaming fields are set here
+};
+
+struct CloudUsage {
+  int prompt_tokens = 0;
+  int completion_tokens = 0;
+};
+
+// One parsed chunk of the upstream's stream.
+struct CloudEvent {
+  std::string text;
+  nlohmann::json logprobs;  // the chunk's choices[0].logprobs as sent, or null
+  std::optional<std::string> finish_reason;
+  std::optional<CloudUsage> usage;
+};
+
+struct UpstreamFailure {
+  HttpFailure http;
+  std::string upstream;    // which upstream
+  bool delivered = false;  // some events reached the caller: no retry or fallback is safe
+  int attempts = 0;
+  bool client_error = false;  // the upstream rejected the request itself (4xx other than
+                              // 401/403/404/408/409/429): another upstream would too
+};
+
+struct UpstreamStatus {
+  std::string name;
+  bool online = true;
+  CircuitState circuit = CircuitState::kClosed;
+  int consecutive_failures = 0;
+  int64_t cooldown_remaining_ms = 0;
+  std::string last_error;
+};
+
+class Upstream {
+ public:
+  // Receives each event; returns false when its consumer is gone (the call then stops).
+  using EventSink = std::function<net::awaitable<bool>(CloudEvent&&)>;
+
+  // Fails when the base URL or the TLS settings (ca_file) are unusable.
+  static Result<std::unique_ptr<Upstream>> create(
+      config::UpstreamConfig config, CircuitBreaker::Now now = std::chrono::steady_clock::now);
+
+  const config::UpstreamConfig& config() const { return config_; }
+  const std::string& name() const { return config_.name; }
+  bool serves(const std::string& public_model) const {
+    return config_.models.count(public_model) > 0;
+  }
+
+  // Streams one completion into `sink` (awaited on the calling coroutine's executor). Retries
+  // connect errors, timeouts, 429 and 5xx with jittered exponential backoff (Retry-After
+  // honoured) while nothing has been delivered. Returns nullopt on success.
+  net::awaitable<std::optional<UpstreamFailure>> complete(const CloudRequest& request,
+                                                          const EventSink& sink,
+                                                          CancelSignal& cancel);
+
+  // Probes `health.path` every `health.interval_ms` until `stop` is cancelled.
+  net::awaitable<void> probe_forever(CancelSignal& stop);
+
+  UpstreamStatus status() const;
+  bool online() const { return online_.load(); }
+
+ private:
+  Upstream(config::UpstreamConfig config, Endpoint endpoint, std::unique_ptr<net::ssl::context> tls,
+           CircuitBreaker::Now now);
+  net::awaitable<std::optional<UpstreamFailure>> attempt(const CloudRequest& request,
+                                                         const EventSink& sink,
+                                                         CancelSignal& cancel, bool& delivered);
+  std::chrono::milliseconds backoff(int attempt, const HttpFailure& failure);
+  void set_last_error(const std::string& message);
+
+  config::UpstreamConfig config_;
+  Endpoint endpoint_;
+  std::unique_ptr<net::ssl::context> tls_;
+  CircuitBreaker breaker_;
+  std::atomic<bool> online_{true};
+  mutable std::mutex mutex_;
+  std::string last_error_;  // guarded by mutex_
+  std::mt19937 jitter_;     // guarded by mutex_
+};
+
+// Parses one upstream stream chunk (`data:` payload). Fails on JSON errors and on an
+// in-stream {"error": ...} object.
+Result<CloudEvent> parse_cloud_chunk(const std::string& data, ApiKind kind);
+
+}  // namespace tandem::upstream
