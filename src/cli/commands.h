@@ -9,6 +9,9 @@ namespace tandem::cli {
 // Registers `tandem run`; the returned callback runs it after parsing.
 std::function<int()> add_run_command(CLI::App& app);
 
+// Registers `tandem serve`.
+std::function<int()> add_serve_command(CLI::App& app);
+
 // Registers `tandem models inspect`.
 std::function<int()> add_models_command(CLI::App& app);
 

@@ -17,6 +17,7 @@ int run_cli(int argc, char** argv) {
 
   const auto run = tandem::cli::add_run_command(app);
   const auto models = tandem::cli::add_models_command(app);
+  const auto serve = tandem::cli::add_serve_command(app);
 
   try {
     app.parse(argc, argv);
@@ -35,6 +36,9 @@ int run_cli(int argc, char** argv) {
   }
   if (app.got_subcommand("models")) {
     return models();
+  }
+  if (app.got_subcommand("serve")) {
+    return serve();
   }
   std::cerr << app.help();
   return 2;

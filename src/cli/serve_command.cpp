@@ -1,0 +1,170 @@
+// `tandem serve`: the gateway. Loads the configuration, opens the edge model and the cloud
+// upstreams, and serves the OpenAI-compatible API until SIGINT or SIGTERM.
+
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "engine/generate.h"
+#include "engine/llama_backend.h"
+#include "net/asio.h"
+#include "server/http_server.h"
+
+namespace tandem::cli {
+namespace {
+
+struct ServeFlags {
+  std::string config_path;
+  std::optional<std::string> host;
+  std::optional<uint16_t> port;
+  std::optional<std::string> model;
+  bool verbose = false;
+};
+
+// The shipped model, found relative to the binary (build/tandem -> models/), then the
+// working directory.
+std::string shipped_model() {
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  for (const auto& candidate : {exe.parent_path() / ".." / "models" / "stories260K.gguf",
+                                exe.parent_path() / "models" / "stories260K.gguf",
+                                std::filesystem::path("models") / "stories260K.gguf"}) {
+    if (!ec && std::filesystem::exists(candidate)) {
+      return std::filesystem::weakly_canonical(candidate).string();
+    }
+  }
+  return "models/stories260K.gguf";
+}
+
+int serve(const ServeFlags& flags) {
+  engine::set_llama_log_level(flags.verbose ? engine::LlamaLogLevel::kVerbose
+                                            : engine::LlamaLogLevel::kQuiet);
+  config::GatewayConfig config;
+  if (!flags.config_path.empty()) {
+    auto loaded = config::load_config(flags.config_path);
+    if (!loaded) {
+      std::cerr << "tandem serve: " << loaded.error().message << "\n";
+      return 1;
+    }
+    config = std::move(loaded).value();
+  }
+  if (flags.host) {
+    config.server.host = *flags.host;
+  }
+  if (flags.port) {
+    config.server.port = *flags.port;
+  }
+  if (flags.model) {
+    config.edge.model = *flags.model;
+    config.edge.enabled = true;
+  }
+  if (config.edge.model.empty()) {
+    config.edge.model = shipped_model();
+  }
+
+  std::unique_ptr<engine::Engine> engine;
+  std::string edge_problem = "disabled in the configuration (edge.enabled: false)";
+  if (config.edge.enabled) {
+    engine::EngineOptions options;
+    options.model_path = config.edge.model;
+    options.threads = config.edge.threads;
+    options.context_per_sequence = config.edge.context;
+    options.max_sequences = config.edge.parallel;
+    options.max_queued_requests = config.edge.max_queue;
+    auto opened = engine::Engine::open(options);
+    if (opened) {
+      engine = std::move(opened).value();
+      // One token now, so the first client does not pay for llama.cpp's first-run set-up
+      // (thread pools, graph allocation: hundreds of milliseconds).
+      engine::GenerationRequest warm_up;
+      warm_up.prompt = "Hello";
+      warm_up.sampling.max_tokens = 1;
+      (void)engine::generate(*engine, std::move(warm_up));
+    } else if (config.upstreams.empty()) {
+      std::cerr << "tandem serve: " << opened.error().message << "\n";
+      return 1;
+    } else {
+      // The cloud can still answer; the gateway reports the edge as unavailable.
+      edge_problem = opened.error().message;
+      std::cerr << "tandem serve: edge model unavailable, serving the cloud only: " << edge_problem
+                << "\n";
+    }
+  }
+
+  std::vector<std::unique_ptr<upstream::Upstream>> upstreams;
+  for (const auto& upstream_config : config.upstreams) {
+    auto created = upstream::Upstream::create(upstream_config);
+    if (!created) {
+      std::cerr << "tandem serve: " << created.error().message << "\n";
+      return 1;
+    }
+    upstreams.push_back(std::move(created).value());
+  }
+
+  auto gateway = std::make_shared<server::Gateway>(std::move(config), std::move(engine),
+                                                   std::move(edge_problem), std::move(upstreams));
+  auto created = server::HttpServer::create(gateway);
+  if (!created) {
+    std::cerr << "tandem serve: " << created.error().message << "\n";
+    return 1;
+  }
+  auto& http_server = *created.value();
+  const auto& cfg = gateway->config();
+  std::cout << "tandem serve: listening on http://" << cfg.server.host << ":" << http_server.port()
+            << "\n  edge:  "
+            << (gateway->engine() ? gateway->edge_name() + " (" + cfg.edge.model + ")"
+                                  : "unavailable: " + gateway->edge_problem())
+            << "\n  cloud: ";
+  if (gateway->upstreams().empty()) {
+    std::cout << "none configured";
+  }
+  for (const auto& u : gateway->upstreams()) {
+    std::cout << u->name() << " (" << u->config().base_url << ") ";
+  }
+  std::cout << "\n\ntry:\n  curl http://" << cfg.server.host << ":" << http_server.port()
+            << "/v1/chat/completions -H 'Content-Type: application/json' \\\n"
+               "    -d '{\"model\": \"tandem\", \"messages\": [{\"role\": \"user\", "
+               "\"content\": \"Once upon a time\"}], \"max_tokens\": 48}'\n"
+            << std::endl;
+
+  // Signals are handled on a thread of their own so that shutdown never waits for a busy
+  // I/O thread.
+  net::asio::io_context signals_context;
+  net::asio::signal_set signals(signals_context, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code& ec, int signal) {
+    if (!ec) {
+      std::cerr << "tandem serve: " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
+                << ": finishing in-flight requests (up to " << cfg.server.shutdown_grace_ms
+                << " ms)\n";
+      http_server.shutdown();
+    }
+  });
+  std::thread signal_thread([&] { signals_context.run(); });
+  http_server.run();
+  signals_context.stop();
+  signal_thread.join();
+  std::cerr << "tandem serve: stopped\n";
+  return 0;
+}
+
+}  // namespace
+
+std::function<int()> add_serve_command(CLI::App& app) {
+  auto flags = std::make_shared<ServeFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "serve", "Serve the OpenAI-compatible API over the edge model and cloud upstreams");
+  cmd->add_option("-c,--config", flags->config_path,
+                  "YAML configuration (docs/CONFIG.md); without it: the shipped model on "
+                  "127.0.0.1:8080, no cloud");
+  cmd->add_option("--host", flags->host, "Address to bind (overrides server.host)");
+  cmd->add_option("--port", flags->port,
+                  "Port to bind, 0 for any free one (overrides server.port)");
+  cmd->add_option("-m,--model", flags->model, "Edge GGUF model (overrides edge.model)");
+  cmd->add_flag("-v,--verbose", flags->verbose, "Show llama.cpp's own log");
+  return [flags] { return serve(*flags); };
+}
+
+}  // namespace tandem::cli

@@ -1,0 +1,579 @@
+#include "server/http_server.h"
+
+#include <chrono>
+#include <iostream>
+#include <mutex>
+#include <set>
+
+#include <openssl/crypto.h>
+#include <sys/socket.h>
+
+#include "net/asio.h"
+#include "net/sse.h"
+#include "server/responses.h"
+
+namespace tandem::server {
+
+using nlohmann::json;
+using upstream::ApiKind;
+namespace asio = net::asio;
+namespace beast = net::beast;
+namespace http = net::http;
+using Clock = std::chrono::steady_clock;
+using Response = http::response<http::string_body>;
+
+struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
+  std::shared_ptr<Gateway> gateway;
+  const config::ServerConfig& server;
+  asio::io_context ioc;
+  net::tcp::acceptor acceptor{ioc};
+  std::atomic<bool> shutting_down{false};
+  std::mutex mutex;
+  std::set<CancelSignal*> in_flight;  // guarded by mutex: requests being answered
+  std::vector<std::thread> threads;
+
+  explicit State(std::shared_ptr<Gateway> g)
+      : gateway(std::move(g)), server(gateway->config().server) {}
+
+  net::awaitable<void> accept_loop();
+  net::awaitable<void> session(net::tcp::socket socket);
+  // Answers a completion request. Streams write themselves and return nullopt; everything
+  // else returns the response to write. `ec` reports a broken stream.
+  net::awaitable<std::optional<Response>> complete(beast::tcp_stream& stream,
+                                                   const http::request<http::string_body>& req,
+                                                   const std::string& path, bool keep_alive,
+                                                   boost::system::error_code& ec);
+  net::awaitable<void> shutdown_sequence();
+};
+
+namespace {
+
+Response json_response(int status, const json& body, bool keep_alive) {
+  Response res{static_cast<http::status>(status), 11};
+  res.set(http::field::content_type, "application/json");
+  res.set(http::field::server, "tandem");
+  res.keep_alive(keep_alive);
+  res.body() = dump(body);
+  res.prepare_payload();
+  return res;
+}
+
+Response error_response(const ApiError& error, bool keep_alive) {
+  Response res = json_response(error.status, error_body(error), keep_alive);
+  if (error.retry_after_seconds) {
+    res.set(http::field::retry_after, std::to_string(*error.retry_after_seconds));
+  }
+  return res;
+}
+
+ApiError auth_error(int status, std::string message, std::string code) {
+  ApiError e;
+  e.status = status;
+  e.type = status == 401 ? "invalid_request_error" : "permission_error";
+  e.code = std::move(code);
+  e.message = std::move(message);
+  return e;
+}
+
+// Checks the bearer key against every configured hash in constant time; nullopt: allowed.
+std::optional<ApiError> authorize(const config::ServerConfig& server,
+                                  const http::request<http::string_body>& req,
+                                  const std::string& model) {
+  if (server.api_keys.empty()) {
+    return std::nullopt;
+  }
+  const auto field = req[http::field::authorization];
+  const std::string_view header(field.data(), field.size());
+  constexpr std::string_view kBearer = "Bearer ";
+  if (header.substr(0, kBearer.size()) != kBearer) {
+    return auth_error(401, "missing API key: send 'Authorization: Bearer <key>'",
+                      "invalid_api_key");
+  }
+  const std::string presented = config::sha256_hex(header.substr(kBearer.size()));
+  const config::ClientKey* match = nullptr;
+  for (const auto& key : server.api_keys) {
+    // No early exit: the time taken does not say which key, or how much of it, matched.
+    if (CRYPTO_memcmp(presented.data(), key.key_sha256.data(), presented.size()) == 0) {
+      match = &key;
+    }
+  }
+  if (match == nullptr) {
+    return auth_error(401, "invalid API key", "invalid_api_key");
+  }
+  if (!model.empty() && !match->models.empty() &&
+      std::find(match->models.begin(), match->models.end(), model) == match->models.end()) {
+    return auth_error(403, "API key '" + match->name + "' may not use model '" + model + "'",
+                      "model_not_allowed");
+  }
+  return std::nullopt;
+}
+
+json health_body(const Gateway& gateway, bool shutting_down) {
+  json upstreams = json::array();
+  bool cloud_online = false;
+  for (const auto& u : gateway.upstreams()) {
+    const auto s = u->status();
+    cloud_online = cloud_online || (s.online && s.circuit != upstream::CircuitState::kOpen);
+    upstreams.push_back(
+        {{"name", s.name},
+         {"online", s.online},
+         {"circuit", upstream::circuit_state_name(s.circuit)},
+         {"consecutive_failures", s.consecutive_failures},
+         {"cooldown_remaining_ms", s.cooldown_remaining_ms},
+         {"last_error", s.last_error.empty() ? json(nullptr) : json(s.last_error)}});
+  }
+  const auto* engine = gateway.engine();
+  json edge = {{"loaded", engine != nullptr}};
+  if (engine != nullptr) {
+    const auto stats = engine->stats();
+    edge["model"] = gateway.edge_name();
+    edge["sha256"] = engine->model().sha256;
+    edge["queued"] = stats.queued;
+    edge["active"] = stats.active;
+  } else {
+    edge["error"] = gateway.edge_problem();
+  }
+  const bool ready = !shutting_down && (engine != nullptr || cloud_online);
+  return {{"status", shutting_down ? "shutting_down" : (ready ? "ok" : "unavailable")},
+          {"live", true},
+          {"ready", ready},
+          {"edge", std::move(edge)},
+          {"cloud", {{"online", cloud_online}, {"upstreams", std::move(upstreams)}}}};
+}
+
+// Writes a streaming response as server-sent events over chunked encoding.
+class StreamingSink final : public ResponseSink {
+ public:
+  StreamingSink(beast::tcp_stream& stream, ApiKind kind, ResponseIds ids, bool include_usage,
+                bool keep_alive)
+      : stream_(stream),
+        kind_(kind),
+        ids_(std::move(ids)),
+        include_usage_(include_usage),
+        keep_alive_(keep_alive) {}
+
+  bool began() const { return began_; }
+  bool broken() const { return broken_; }
+
+  net::awaitable<bool> begin(const DecisionRecord& record) override {
+    http::response<http::empty_body> res{http::status::ok, 11};
+    res.set(http::field::content_type, "text/event-stream");
+    res.set(http::field::cache_control, "no-cache");
+    res.set(http::field::server, "tandem");
+    res.set("X-Tandem-Tier", record.tier);
+    res.keep_alive(keep_alive_);
+    res.chunked(true);
+    http::response_serializer<http::empty_body> serializer{res};
+    boost::system::error_code ec;
+    stream_.expires_after(std::chrono::seconds(30));
+    co_await http::async_write_header(stream_, serializer,
+                                      asio::redirect_error(net::use_awaitable, ec));
+    began_ = true;
+    broken_ = static_cast<bool>(ec);
+    co_return !broken_;
+  }
+
+  net::awaitable<bool> piece(const Piece& piece) override {
+    const std::string payload = dump(content_chunk(kind_, ids_, piece, first_));
+    const bool written = co_await write_event(payload);
+    co_return written;
+  }
+
+  net::awaitable<void> finish(const Outcome& outcome, const DecisionRecord& record) override {
+    json last = finish_chunk(kind_, ids_, outcome.finish_reason);
+    if (include_usage_) {
+      const std::string finish = dump(last);
+      if (!co_await write_event(finish)) {
+        co_return;
+      }
+      last = usage_chunk(kind_, ids_, outcome.usage);
+    }
+    last["tandem"] = record.to_json();
+    const std::string payload = dump(last);
+    if (co_await write_event(payload)) {
+      co_await end();
+    }
+  }
+
+  net::awaitable<void> fail(const ApiError& error, const DecisionRecord& record) override {
+    if (!began_) {
+      failed_before_start_ = error;
+      record_ = record;
+      co_return;
+    }
+    json body = error_body(error);
+    body["tandem"] = record.to_json();
+    const std::string payload = dump(body);
+    if (co_await write_event(payload)) {
+      co_await end();
+    }
+  }
+
+  // When the request failed before anything was sent, the session answers with a plain
+  // error response instead.
+  const std::optional<ApiError>& failed_before_start() const { return failed_before_start_; }
+  const DecisionRecord& record() const { return record_; }
+
+ private:
+  net::awaitable<bool> write_event(const std::string& payload) {
+    if (broken_) {
+      co_return false;
+    }
+    first_ = false;
+    const std::string event = net::sse_event(payload);
+    boost::system::error_code ec;
+    stream_.expires_after(std::chrono::seconds(30));  // a reader that stalls is dropped
+    const auto chunk = http::make_chunk(asio::buffer(event));
+    co_await asio::async_write(stream_, chunk, asio::redirect_error(net::use_awaitable, ec));
+    broken_ = static_cast<bool>(ec);
+    co_return !broken_;
+  }
+
+  net::awaitable<void> end() {
+    static const std::string kDone = net::sse_event("[DONE]");
+    boost::system::error_code ec;
+    const auto done_chunk = http::make_chunk(asio::buffer(kDone));
+    co_await asio::async_write(stream_, done_chunk, asio::redirect_error(net::use_awaitable, ec));
+    if (!ec) {
+      const auto last_chunk = http::make_chunk_last();
+      co_await asio::async_write(stream_, last_chunk, asio::redirect_error(net::use_awaitable, ec));
+    }
+    broken_ = broken_ || static_cast<bool>(ec);
+  }
+
+  beast::tcp_stream& stream_;
+  ApiKind kind_;
+  ResponseIds ids_;
+  bool include_usage_;
+  bool keep_alive_;
+  bool began_ = false;
+  bool first_ = true;
+  bool broken_ = false;
+  std::optional<ApiError> failed_before_start_;
+  DecisionRecord record_;
+};
+
+// Collects the answer for a non-streaming response.
+class BufferedSink final : public ResponseSink {
+ public:
+  BufferedSink(ApiKind kind, ResponseIds ids) : kind_(kind), ids_(std::move(ids)) {}
+
+  net::awaitable<bool> begin(const DecisionRecord&) override { co_return true; }
+  net::awaitable<bool> piece(const Piece& piece) override {
+    text_ += piece.text;
+    append_logprobs(kind_, logprobs_, piece.logprobs);
+    co_return true;
+  }
+  net::awaitable<void> finish(const Outcome& outcome, const DecisionRecord& record) override {
+    body_ = completion_response(kind_, ids_, text_, logprobs_, outcome, record);
+    tier_ = record.tier;
+    co_return;
+  }
+  net::awaitable<void> fail(const ApiError& error, const DecisionRecord& record) override {
+    error_ = error;
+    record_ = record.to_json();
+    co_return;
+  }
+
+  Response response(bool keep_alive) const {
+    if (error_) {
+      Response res = error_response(*error_, keep_alive);
+      json body = error_body(*error_);
+      body["tandem"] = record_;
+      res.body() = dump(body);
+      res.prepare_payload();
+      return res;
+    }
+    Response res = json_response(200, body_, keep_alive);
+    res.set("X-Tandem-Tier", tier_);
+    return res;
+  }
+
+ private:
+  ApiKind kind_;
+  ResponseIds ids_;
+  std::string text_;
+  json logprobs_;
+  json body_;
+  std::string tier_;
+  std::optional<ApiError> error_;
+  json record_;
+};
+
+// Watches an idle-reading socket while a request is answered: the peer closing it (EOF or
+// reset) means the client is gone, and its request is cancelled. Data (a pipelined request)
+// just ends the watch; it stays in the socket for the next read.
+net::awaitable<void> watch_disconnect(net::tcp::socket& socket, std::shared_ptr<bool> done,
+                                      CancelSignal& cancel) {
+  boost::system::error_code ec;
+  co_await socket.async_wait(net::tcp::socket::wait_read,
+                             asio::redirect_error(net::use_awaitable, ec));
+  if (*done || ec) {
+    co_return;
+  }
+  char probe = 0;
+  const auto n = ::recv(socket.native_handle(), &probe, 1, MSG_PEEK | MSG_DONTWAIT);
+  if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
+    cancel.cancel();
+  }
+}
+
+}  // namespace
+
+net::awaitable<std::optional<Response>> HttpServer::State::complete(
+    beast::tcp_stream& stream, const http::request<http::string_body>& req, const std::string& path,
+    bool keep_alive, boost::system::error_code& ec) {
+  const ApiKind kind = path == "/v1/completions" ? ApiKind::kCompletion : ApiKind::kChat;
+  auto parsed = parse_completion_request(
+      req.body(), kind, static_cast<int>(gateway->config().edge.default_max_tokens));
+  if (auto* error = std::get_if<ApiError>(&parsed)) {
+    co_return error_response(*error, keep_alive);
+  }
+  CompletionRequest request = std::move(std::get<CompletionRequest>(parsed));
+  if (auto denied = authorize(server, req, request.model)) {
+    co_return error_response(*denied, keep_alive);
+  }
+  if (shutting_down) {
+    co_return error_response(
+        api_error_from(make_error(ErrorCode::kShuttingDown, "the gateway is shutting down")),
+        keep_alive);
+  }
+
+  CancelSignal cancel;
+  {
+    std::lock_guard lock(mutex);
+    in_flight.insert(&cancel);
+  }
+  auto executor = co_await asio::this_coro::executor;
+  auto done = std::make_shared<bool>(false);
+  asio::co_spawn(executor, watch_disconnect(stream.socket(), done, cancel), asio::detached);
+  // The whole request, streaming included, is bounded by request_timeout_ms.
+  auto deadline = std::make_shared<asio::steady_timer>(
+      executor, std::chrono::milliseconds(server.request_timeout_ms));
+  deadline->async_wait([&cancel, done](boost::system::error_code timer_ec) {
+    if (!timer_ec && !*done) {
+      cancel.cancel();
+    }
+  });
+
+  std::optional<Response> res;
+  const ResponseIds ids = new_response_ids(kind, request.model);
+  if (request.stream) {
+    StreamingSink sink(stream, kind, ids, request.include_usage, keep_alive);
+    co_await gateway->execute(std::move(request), sink, cancel);
+    if (sink.failed_before_start()) {
+      res = error_response(*sink.failed_before_start(), keep_alive);
+      json body = error_body(*sink.failed_before_start());
+      body["tandem"] = sink.record().to_json();
+      res->body() = dump(body);
+      res->prepare_payload();
+    } else if (sink.broken()) {
+      ec = asio::error::broken_pipe;
+    }
+  } else {
+    // Also after a cancellation: a client that is gone makes the write fail, one that hit
+    // request_timeout_ms gets the error.
+    BufferedSink sink(kind, ids);
+    co_await gateway->execute(std::move(request), sink, cancel);
+    res = sink.response(keep_alive);
+  }
+  *done = true;
+  deadline->cancel();
+  boost::system::error_code ignored;
+  stream.socket().cancel(ignored);  // ends the disconnect watch
+  {
+    std::lock_guard lock(mutex);
+    in_flight.erase(&cancel);
+  }
+  co_return res;
+}
+
+net::awaitable<void> HttpServer::State::session(net::tcp::socket socket) {
+  beast::tcp_stream stream(std::move(socket));
+  beast::flat_buffer buffer;
+  auto self = shared_from_this();
+  while (true) {
+    http::request_parser<http::string_body> parser;
+    parser.body_limit(server.max_body_bytes);
+    parser.header_limit(static_cast<uint32_t>(server.max_header_bytes));
+    stream.expires_after(std::chrono::milliseconds(server.read_timeout_ms));
+    boost::system::error_code ec;
+    co_await http::async_read(stream, buffer, parser, asio::redirect_error(net::use_awaitable, ec));
+    if (ec == http::error::end_of_stream || ec == asio::error::eof ||
+        ec == asio::error::connection_reset || ec == asio::error::operation_aborted) {
+      break;
+    }
+    if (ec) {
+      ApiError error = invalid_request("cannot read the request: " + ec.message());
+      if (ec == http::error::body_limit) {
+        error.status = 413;
+        error.message = "the request body exceeds " + std::to_string(server.max_body_bytes) +
+                        " bytes (server.max_body_bytes)";
+      } else if (ec == http::error::header_limit) {
+        error.status = 431;
+        error.message =
+            "the request headers exceed " + std::to_string(server.max_header_bytes) + " bytes";
+      } else if (ec == beast::error::timeout) {
+        error.status = 408;
+        error.message =
+            "the request was not received within " + std::to_string(server.read_timeout_ms) + " ms";
+      }
+      stream.expires_after(std::chrono::seconds(5));
+      Response res = error_response(error, false);
+      co_await http::async_write(stream, res, asio::redirect_error(net::use_awaitable, ec));
+      break;
+    }
+    stream.expires_never();
+    auto req = parser.release();
+    const bool keep_alive = req.keep_alive() && !shutting_down;
+    const std::string target(req.target());
+    const std::string path = target.substr(0, target.find('?'));
+
+    // Every branch leaves its answer in `res` (or writes a stream itself): one write below.
+    std::optional<Response> res;
+    if (path == "/health" && req.method() == http::verb::get) {
+      const json body = health_body(*gateway, shutting_down);
+      res = json_response(body["ready"].get<bool>() ? 200 : 503, body, keep_alive);
+    } else if (path == "/v1/models" && req.method() == http::verb::get) {
+      if (auto denied = authorize(server, req, "")) {
+        res = error_response(*denied, keep_alive);
+      } else {
+        res = json_response(200, models_response(gateway->models()), keep_alive);
+      }
+    } else if ((path == "/v1/chat/completions" || path == "/v1/completions") &&
+               req.method() == http::verb::post) {
+      res = co_await complete(stream, req, path, keep_alive, ec);
+    } else {
+      const bool known = path == "/health" || path == "/v1/models" ||
+                         path == "/v1/chat/completions" || path == "/v1/completions";
+      ApiError error;
+      error.status = known ? 405 : 404;
+      error.type = "invalid_request_error";
+      error.message =
+          known ? "method " + std::string(req.method_string()) + " is not allowed on " + path
+                : "no such endpoint: " + path;
+      res = error_response(error, keep_alive);
+    }
+    if (res) {
+      co_await http::async_write(stream, *res, asio::redirect_error(net::use_awaitable, ec));
+    }
+    if (ec || !keep_alive) {
+      break;
+    }
+  }
+  boost::system::error_code ignored;
+  stream.socket().shutdown(net::tcp::socket::shutdown_send, ignored);
+  stream.socket().close(ignored);
+}
+
+net::awaitable<void> HttpServer::State::accept_loop() {
+  auto self = shared_from_this();
+  while (!shutting_down) {
+    boost::system::error_code ec;
+    net::tcp::socket socket = co_await acceptor.async_accept(
+        asio::make_strand(ioc), asio::redirect_error(net::use_awaitable, ec));
+    if (ec) {
+      if (ec == asio::error::operation_aborted || !acceptor.is_open()) {
+        co_return;
+      }
+      if (ec == asio::error::no_descriptors) {  // out of file descriptors: back off briefly
+        asio::steady_timer pause(ioc, std::chrono::milliseconds(50));
+        co_await pause.async_wait(asio::redirect_error(net::use_awaitable, ec));
+      }
+      continue;
+    }
+    auto executor = socket.get_executor();
+    asio::co_spawn(executor, session(std::move(socket)), asio::detached);
+  }
+}
+
+net::awaitable<void> HttpServer::State::shutdown_sequence() {
+  auto self = shared_from_this();
+  boost::system::error_code ec;
+  acceptor.close(ec);
+  gateway->stop();
+  const auto deadline = Clock::now() + std::chrono::milliseconds(server.shutdown_grace_ms);
+  asio::steady_timer tick(ioc);
+  while (Clock::now() < deadline) {
+    {
+      std::lock_guard lock(mutex);
+      if (in_flight.empty()) {
+        break;
+      }
+    }
+    tick.expires_after(std::chrono::milliseconds(20));
+    co_await tick.async_wait(asio::redirect_error(net::use_awaitable, ec));
+  }
+  {
+    std::lock_guard lock(mutex);
+    for (CancelSignal* cancel : in_flight) {
+      cancel->cancel();
+    }
+  }
+  // Give cancelled requests a moment to write their last bytes, then stop.
+  tick.expires_after(std::chrono::milliseconds(100));
+  co_await tick.async_wait(asio::redirect_error(net::use_awaitable, ec));
+  ioc.stop();
+}
+
+Result<std::unique_ptr<HttpServer>> HttpServer::create(std::shared_ptr<Gateway> gateway) {
+  auto state = std::make_shared<State>(std::move(gateway));
+  const auto& server = state->server;
+  boost::system::error_code ec;
+  const auto address = asio::ip::make_address(server.host, ec);
+  if (ec) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "server.host '" + server.host + "' is not an IP address");
+  }
+  const net::tcp::endpoint endpoint(address, server.port);
+  state->acceptor.open(endpoint.protocol(), ec);
+  if (!ec) {
+    state->acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+    state->acceptor.bind(endpoint, ec);
+  }
+  if (!ec) {
+    state->acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  }
+  if (ec) {
+    return make_error(ErrorCode::kInvalidArgument, "cannot listen on " + server.host + ":" +
+                                                       std::to_string(server.port) + ": " +
+                                                       ec.message());
+  }
+  auto created = std::unique_ptr<HttpServer>(new HttpServer(state));
+  created->port_ = state->acceptor.local_endpoint().port();
+  return created;
+}
+
+HttpServer::HttpServer(std::shared_ptr<State> state) : state_(std::move(state)) {}
+
+HttpServer::~HttpServer() {
+  state_->ioc.stop();
+  for (auto& thread : state_->threads) {
+    if (thread.joinable()) {
+      thread.join();
+    }
+  }
+}
+
+void HttpServer::run() {
+  state_->gateway->start_probes(state_->ioc.get_executor());
+  asio::co_spawn(state_->ioc, state_->accept_loop(), asio::detached);
+  const int extra = std::max(0, state_->server.threads - 1);
+  for (int i = 0; i < extra; ++i) {
+    state_->threads.emplace_back([state = state_] { state->ioc.run(); });
+  }
+  state_->ioc.run();
+  for (auto& thread : state_->threads) {
+    thread.join();
+  }
+  state_->threads.clear();
+}
+
+void HttpServer::shutdown() {
+  if (state_->shutting_down.exchange(true)) {
+    return;
+  }
+  asio::co_spawn(state_->ioc, state_->shutdown_sequence(), asio::detached);
+}
+
+}  // namespace tandem::server

@@ -1,0 +1,402 @@
+// `tandem serve`'s gateway end to end on loopback: the real edge model, llama.cpp's
+// llama-server as a real cloud tier, and the fault-injecting upstream for every failure.
+
+#include <gtest/gtest.h>
+
+#include "test_harness.h"
+
+namespace tandem::test {
+namespace {
+
+const std::string kStory = ", there was a little girl named Lily";
+
+// One upstream serving `public_model` as `upstream_model`, with quick timeouts.
+std::string upstream_yaml(const std::string& name, const std::string& base_url,
+                          const std::string& public_model, const std::string& upstream_model,
+                          const std::string& extra = "") {
+  return "    - name: " + name + "\n      base_url: " + base_url + "\n      models: {" +
+         public_model + ": " + upstream_model + "}\n" +
+         "      timeouts: {connect_ms: 1000, first_byte_ms: 1500, idle_ms: 1500, total_ms: "
+         "10000}\n" +
+         "      retry: {max_retries: 1, base_backoff_ms: 10, max_backoff_ms: 50}\n" +
+         "      health: {interval_ms: 0}\n" + extra;
+}
+
+std::string with_upstreams(const std::string& upstreams, const std::string& more = "") {
+  return "cloud:\n  upstreams:\n" + upstreams + more;
+}
+
+// ---- Edge tier -------------------------------------------------------------------------
+
+TEST(GatewayEdgeTest, ChatCompletionFromTheEdgeCarriesItsDecision) {
+  GatewayUnderTest gateway("");
+  auto r = post(gateway.port(), "/v1/chat/completions", chat("tandem", "Once upon a time", 16));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.headers["X-Tandem-Tier"], "edge");
+  const json body = r.json_body();
+  EXPECT_EQ(body["object"], "chat.completion");
+  EXPECT_EQ(body["model"], "tandem");
+  EXPECT_EQ(body["choices"][0]["message"]["content"].get<std::string>().rfind(kStory, 0), 0U);
+  EXPECT_EQ(body["choices"][0]["finish_reason"], "length");
+  EXPECT_EQ(body["usage"]["completion_tokens"], 16);
+  const json& t = body["tandem"];
+  EXPECT_EQ(t["tier"], "edge");
+  EXPECT_EQ(t["models"]["edge"]["sha256"],
+            "270cba1bd5109f42d03350f60406024560464db173c0e387d91f0426d3bd256d");
+  EXPECT_TRUE(t["degraded"].is_null());
+  EXPECT_EQ(t["usage"]["edge"]["completion_tokens"], 16);
+  EXPECT_GE(t["latency_ms"].get<double>(), t["ttft_ms"].get<double>());
+}
+
+TEST(GatewayEdgeTest, StreamingEndsWithUsageDecisionAndDone) {
+  GatewayUnderTest gateway("");
+  json req = chat("tandem", "Once upon a time", 12, true);
+  req["stream_options"] = {{"include_usage", true}};
+  auto r = post(gateway.port(), "/v1/chat/completions", req);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.headers["Content-Type"], "text/event-stream");
+  EXPECT_EQ(r.headers["X-Tandem-Tier"], "edge");
+  const auto events = r.events();
+  ASSERT_GE(events.size(), 4U);
+  EXPECT_EQ(events.back(), "[DONE]");
+  std::string text;
+  for (size_t i = 0; i + 1 < events.size(); ++i) {
+    const json chunk = json::parse(events[i]);
+    EXPECT_EQ(chunk["object"], "chat.completion.chunk");
+    if (!chunk["choices"].empty() && chunk["choices"][0]["delta"].contains("content")) {
+      text += chunk["choices"][0]["delta"]["content"].get<std::string>();
+    }
+  }
+  EXPECT_EQ(text.rfind(kStory, 0), 0U) << text;
+  const json last = json::parse(events[events.size() - 2]);
+  EXPECT_TRUE(last["choices"].empty());
+  EXPECT_EQ(last["usage"]["completion_tokens"], 12);
+  EXPECT_EQ(last["tandem"]["tier"], "edge");
+}
+
+TEST(GatewayEdgeTest, CompletionsWithLogprobs) {
+  GatewayUnderTest gateway("");
+  auto r = post(gateway.port(), "/v1/completions",
+                {{"model", "tandem"},
+                 {"prompt", "Once upon a time"},
+                 {"max_tokens", 4},
+                 {"temperature", 0},
+                 {"logprobs", 2}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json choice = r.json_body()["choices"][0];
+  EXPECT_EQ(choice["text"].get<std::string>().rfind(", there", 0), 0U);
+  ASSERT_EQ(choice["logprobs"]["tokens"].size(), 4U);
+  EXPECT_EQ(choice["logprobs"]["tokens"][0], ",");
+  EXPECT_LE(choice["logprobs"]["token_logprobs"][0].get<double>(), 0.0);
+  EXPECT_EQ(choice["logprobs"]["top_logprobs"][0].size(), 2U);
+}
+
+TEST(GatewayEdgeTest, ModelsAndHealth) {
+  GatewayUnderTest gateway("");
+  auto models = request(gateway.port(), "GET", "/v1/models").json_body();
+  ASSERT_EQ(models["data"].size(), 2U);
+  EXPECT_EQ(models["data"][0]["id"], "tandem");
+  EXPECT_EQ(models["data"][1]["owned_by"], "edge");
+  auto health = gateway.health();
+  EXPECT_EQ(health["status"], "ok");
+  EXPECT_TRUE(health["edge"]["loaded"].get<bool>());
+}
+
+TEST(GatewayEdgeTest, BadRequestsGetOpenAiErrors) {
+  GatewayUnderTest gateway("server:\n  max_body_bytes: 2048\n");
+  auto bad_json = request(gateway.port(), "POST", "/v1/chat/completions", "{nope");
+  EXPECT_EQ(bad_json.status, 400);
+  EXPECT_EQ(bad_json.json_body()["error"]["type"], "invalid_request_error");
+  auto bad_field = post(gateway.port(), "/v1/chat/completions",
+                        {{"model", "tandem"}, {"messages", json::array()}});
+  EXPECT_EQ(bad_field.status, 400);
+  EXPECT_EQ(bad_field.json_body()["error"]["param"], "messages");
+  auto unknown = post(gateway.port(), "/v1/chat/completions", chat("gpt-9", "hi"));
+  EXPECT_EQ(unknown.status, 404);
+  EXPECT_EQ(unknown.json_body()["error"]["code"], "model_not_found");
+  auto too_big =
+      post(gateway.port(), "/v1/chat/completions", chat("tandem", std::string(4096, 'a')));
+  EXPECT_EQ(too_big.status, 413);
+  EXPECT_EQ(request(gateway.port(), "GET", "/v2/nothing").status, 404);
+  EXPECT_EQ(request(gateway.port(), "GET", "/v1/chat/completions").status, 405);
+  // The server is still fine.
+  EXPECT_EQ(post(gateway.port(), "/v1/chat/completions", chat("tandem", "Once", 2)).status, 200);
+}
+
+TEST(GatewayEdgeTest, ApiKeysAreCheckedAndScoped) {
+  ::setenv("TANDEM_TEST_KEY_A", "key-a", 1);
+  ::setenv("TANDEM_TEST_KEY_B", "key-b", 1);
+  GatewayUnderTest gateway(
+      "server:\n  api_keys:\n    - {name: a, key_env: TANDEM_TEST_KEY_A}\n"
+      "    - {name: b, key_env: TANDEM_TEST_KEY_B, models: [llama]}\n");
+  const json req = chat("tandem", "Once", 2);
+  EXPECT_EQ(post(gateway.port(), "/v1/chat/completions", req).status, 401);
+  EXPECT_EQ(
+      post(gateway.port(), "/v1/chat/completions", req, {{"Authorization", "Bearer nope"}}).status,
+      401);
+  EXPECT_EQ(
+      post(gateway.port(), "/v1/chat/completions", req, {{"Authorization", "Bearer key-a"}}).status,
+      200);
+  auto scoped =
+      post(gateway.port(), "/v1/chat/completions", req, {{"Authorization", "Bearer key-b"}});
+  EXPECT_EQ(scoped.status, 403);
+  EXPECT_EQ(scoped.json_body()["error"]["code"], "model_not_allowed");
+  EXPECT_EQ(post(gateway.port(), "/v1/chat/completions", chat("llama", "Once", 2),
+                 {{"Authorization", "Bearer key-b"}})
+                .status,
+            200);
+  EXPECT_EQ(request(gateway.port(), "GET", "/v1/models").status, 401);
+  EXPECT_EQ(request(gateway.port(), "GET", "/health").status, 200);  // no key needed
+}
+
+// ---- A real cloud tier: llama-server ----------------------------------------------------
+
+TEST(GatewayCloudTest, LlamaServerAsTheCloudTier) {
+  LlamaServer llama;
+  ASSERT_TRUE(llama.ready());
+  GatewayUnderTest gateway(
+      with_upstreams(upstream_yaml("llama", llama.base_url(), "cloud-stories", "stories")));
+  // The same model, greedy, through llama-server: the same story as the edge tells.
+  auto r = post(gateway.port(), "/v1/completions",
+                {{"model", "cloud-stories"},
+                 {"prompt", "Once upon a time"},
+                 {"max_tokens", 16},
+                 {"temperature", 0}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.headers["X-Tandem-Tier"], "cloud");
+  const json body = r.json_body();
+  EXPECT_EQ(body["choices"][0]["text"].get<std::string>().rfind(kStory, 0), 0U) << r.body;
+  EXPECT_EQ(body["model"], "cloud-stories");
+  EXPECT_EQ(body["tandem"]["tier"], "cloud");
+  EXPECT_EQ(body["tandem"]["models"]["cloud"]["upstream"], "llama");
+  EXPECT_EQ(body["tandem"]["models"]["cloud"]["model"], "stories");
+  EXPECT_EQ(body["tandem"]["usage"]["cloud"]["completion_tokens"], 16);
+  EXPECT_EQ(body["usage"]["completion_tokens"], 16);
+
+  // Chat goes through llama-server's own chat template: other text, same plumbing.
+  auto c =
+      post(gateway.port(), "/v1/chat/completions", chat("cloud-stories", "Once upon a time", 8));
+  ASSERT_EQ(c.status, 200) << c.body;
+  EXPECT_FALSE(c.json_body()["choices"][0]["message"]["content"].get<std::string>().empty());
+  EXPECT_EQ(c.json_body()["tandem"]["tier"], "cloud");
+
+  json streamed = chat("cloud-stories", "Once upon a time", 8, true);
+  streamed["logprobs"] = true;
+  streamed["top_logprobs"] = 2;
+  auto s = post(gateway.port(), "/v1/chat/completions", streamed);
+  ASSERT_EQ(s.status, 200);
+  const auto events = s.events();
+  ASSERT_GE(events.size(), 3U);
+  const json first = json::parse(events[0]);
+  const json& lp = first["choices"][0]["logprobs"]["content"];
+  ASSERT_FALSE(lp.empty()) << events[0];
+  EXPECT_TRUE(lp[0].contains("logprob"));
+  EXPECT_EQ(lp[0]["top_logprobs"].size(), 2U);
+  EXPECT_EQ(events.back(), "[DONE]");
+}
+
+// ---- Faults -------------------------------------------------------------------------------
+
+TEST(GatewayFaultTest, RateLimitIsRetriedAfterRetryAfter) {
+  FaultUpstream fault;
+  GatewayUnderTest gateway(
+      with_upstreams(upstream_yaml("f", fault.base_url(), "c", "fault-429-x1")));
+  const auto start = std::chrono::steady_clock::now();
+  auto r = post(gateway.port(), "/v1/chat/completions", chat("c", "hi", 4));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.json_body()["tandem"]["tier"], "cloud");
+  EXPECT_EQ(fault.requests_for("fault-429-x1"), 2);
+  EXPECT_GE(std::chrono::steady_clock::now() - start,
+            std::chrono::milliseconds(900));  // Retry-After: 1
+}
+
+TEST(GatewayFaultTest, ServerErrorAndResetAreRetried) {
+  FaultUpstream fault;
+  GatewayUnderTest gateway(
+      with_upstreams(upstream_yaml("a", fault.base_url(), "c5", "fault-500-x1") +
+                     upstream_yaml("b", fault.base_url(), "cr", "fault-reset-x1")));
+  EXPECT_EQ(post(gateway.port(), "/v1/chat/completions", chat("c5", "hi", 4)).status, 200);
+  EXPECT_EQ(fault.requests_for("fault-500-x1"), 2);
+  EXPECT_EQ(post(gateway.port(), "/v1/chat/completions", chat("cr", "hi", 4)).status, 200);
+  EXPECT_EQ(fault.requests_for("fault-reset-x1"), 2);
+}
+
+TEST(GatewayFaultTest, OrderedFallbackAcrossUpstreams) {
+  FaultUpstream fault;
+  GatewayUnderTest gateway(
+      with_upstreams(upstream_yaml("broken", fault.base_url(), "c", "fault-500") +
+                     upstream_yaml("healthy", fault.base_url(), "c", "fault-ok")));
+  auto r = post(gateway.port(), "/v1/chat/completions", chat("c", "hi", 4));
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json t = r.json_body()["tandem"];
+  EXPECT_EQ(t["models"]["cloud"]["upstream"], "healthy");
+  ASSERT_EQ(t["fallbacks"].size(), 1U);
+  EXPECT_EQ(t["fallbacks"][0]["from"], "cloud:broken");
+  EXPECT_EQ(t["fallbacks"][0]["to"], "cloud:healthy");
+  EXPECT_EQ(fault.requests_for("fault-500"), 2);  // one retry, then the next upstream
+}
+
+TEST(GatewayFaultTest, CloudFailureFallsBackToTheEdgeAndSaysSo) {
+  FaultUpstream fault;
+  GatewayUnderTest gateway(
+      with_upstreams(upstream_yaml("hang", fault.base_url(), "h", "fault-hang") +
+                     upstream_yaml("html", fault.base_url(), "w", "fault-wrong-content-type")));
+  for (const char* model : {"h", "w"}) {
+    auto r = post(gateway.port(), "/v1/chat/completions", chat(model, "Once upon a time", 8));
+    ASSERT_EQ(r.status, 200) << model << ": " << r.body;
+    EXPECT_EQ(r.headers["X-Tandem-Tier"], "edge");
+    const json t = r.json_body()["tandem"];
+    EXPECT_EQ(t["tier"], "edge");
+    ASSERT_FALSE(t["degraded"].is_null()) << model;
+    EXPECT_NE(t["degraded"]["reason"].get<std::string>().find("cloud tier is unavailable"),
+              std::string::npos);
+    EXPECT_EQ(t["fallbacks"][0]["to"], "edge");
+  }
+}
+
+TEST(GatewayFaultTest, NoFallbackToEdgeWhenPolicyForbidsIt) {
+  FaultUpstream fault;
+  GatewayUnderTest gateway(with_upstreams(upstream_yaml("f", fault.base_url(), "c", "fault-503"),
+                                          "routing:\n  cloud_to_edge: false\n"));
+  auto r = post(gateway.port(), "/v1/chat/completions", chat("c", "hi", 4));
+  EXPECT_EQ(r.status, 502);
+  EXPECT_NE(r.json_body()["error"]["message"].get<std::string>().find("503"), std::string::npos);
+}
+
+TEST(GatewayFaultTest, FailuresAfterTheFirstByteEndTheStreamWithAnError) {
+  FaultUpstream fault;
+  GatewayUnderTest gateway(
+      with_upstreams(upstream_yaml("reset", fault.base_url(), "r", "fault-reset-mid-stream") +
+                     upstream_yaml("garbled", fault.base_url(), "g", "fault-malformed-sse")));
+  for (const char* model : {"r", "g"}) {
+    auto s = post(gateway.port(), "/v1/chat/completions", chat(model, "hi", 8, true));
+    ASSERT_EQ(s.status, 200) << model;
+    EXPECT_EQ(s.headers["X-Tandem-Tier"], "cloud");
+    const auto events = s.events();
+    ASSERT_GE(events.size(), 3U) << s.body;
+    EXPECT_TRUE(json::parse(events[0]).contains("choices"));  // content reached the client
+    const json error = json::parse(events[events.size() - 2]);
+    ASSERT_TRUE(error.contains("error")) << s.body;
+    EXPECT_EQ(error["tandem"]["tier"], "cloud");
+    EXPECT_EQ(events.back(), "[DONE]");
+  }
+}
+
+TEST(GatewayFaultTest, OversizedResponsesAreCut) {
+  FaultUpstream fault;
+  GatewayUnderTest gateway(with_upstreams(upstream_yaml(
+      "big", fault.base_url(), "b", "fault-oversized", "      max_response_bytes: 1048576\n")));
+  auto r = post(gateway.port(), "/v1/chat/completions", chat("b", "hi", 4));
+  EXPECT_EQ(r.status, 502) << r.body.substr(0, 300);
+  EXPECT_NE(r.body.find("exceeds 1048576 bytes"), std::string::npos) << r.body.substr(0, 300);
+}
+
+TEST(GatewayFaultTest, CircuitOpensAfterRepeatedFailuresAndShowsInHealth) {
+  FaultUpstream fault;
+  GatewayUnderTest gateway(
+      with_upstreams(upstream_yaml("flaky", fault.base_url(), "c", "fault-500",
+                                   "      circuit: {failure_threshold: 2, cooldown_ms: 60000}\n")));
+  post(gateway.port(), "/v1/chat/completions", chat("c", "hi", 2));  // 2 attempts: opens
+  const json health = gateway.health();
+  EXPECT_EQ(health["cloud"]["upstreams"][0]["circuit"], "open");
+  const int before = fault.requests_for("fault-500");
+  auto r = post(gateway.port(), "/v1/chat/completions", chat("c", "Once upon a time", 4));
+  ASSERT_EQ(r.status, 200);  // answered by the edge without touching the upstream
+  EXPECT_EQ(r.json_body()["tandem"]["tier"], "edge");
+  EXPECT_NE(r.body.find("cooling down"), std::string::npos);
+  EXPECT_EQ(fault.requests_for("fault-500"), before);
+}
+
+TEST(GatewayFaultTest, OfflineUpstreamIsProbedAndSkipped) {
+  const uint16_t dead = free_port();  // nothing listens here
+  GatewayUnderTest gateway(
+      with_upstreams("    - name: gone\n      base_url: http://127.0.0.1:" + std::to_string(dead) +
+                     "/v1\n      models: {c: c}\n      health: {interval_ms: 50, timeout_ms: 200}\n"
+                     "      retry: {max_retries: 0}\n"));
+  ASSERT_TRUE(
+      eventually([&] { return !gateway.health()["cloud"]["upstreams"][0]["online"].get<bool>(); }));
+  auto r = post(gateway.port(), "/v1/chat/completions", chat("c", "Once upon a time", 4));
+  ASSERT_EQ(r.status, 200);
+  const json t = r.json_body()["tandem"];
+  EXPECT_EQ(t["tier"], "edge");
+  EXPECT_FALSE(t["degraded"].is_null());
+  EXPECT_FALSE(gateway.health()["cloud"]["online"].get<bool>());
+}
+
+TEST(GatewayFaultTest, EdgeFailureGoesToTheCloud) {
+  FaultUpstream fault;
+  // A context of 64 tokens: a long prompt overflows the edge and goes to the cloud.
+  GatewayUnderTest gateway("edge:\n  context: 64\n" +
+                           with_upstreams(upstream_yaml("f", fault.base_url(), "c", "fault-ok")));
+  std::string long_prompt;
+  for (int i = 0; i < 60; ++i) {
+    long_prompt += "the big dog ran ";
+  }
+  auto r = post(gateway.port(), "/v1/chat/completions", chat("tandem", long_prompt, 4));
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json t = r.json_body()["tandem"];
+  EXPECT_EQ(t["tier"], "cloud");
+  EXPECT_EQ(t["fallbacks"][0]["from"], "edge");
+  EXPECT_NE(
+      t["fallbacks"][0]["reason"].get<std::string>().find("tokens but a sequence holds at most"),
+      std::string::npos)
+      << t.dump();
+}
+
+TEST(GatewayFaultTest, EdgeThatFailedToLoadLeavesTheCloudServing) {
+  FaultUpstream fault;
+  GatewayUnderTest gateway(with_upstreams(upstream_yaml("f", fault.base_url(), "c", "fault-ok")),
+                           /*with_edge=*/false);
+  auto r = post(gateway.port(), "/v1/chat/completions", chat("tandem", "hi", 4));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.json_body()["tandem"]["tier"], "cloud");
+  EXPECT_FALSE(gateway.health()["edge"]["loaded"].get<bool>());
+}
+
+TEST(GatewayFaultTest, ClientDisconnectCancelsTheUpstreamRequest) {
+  FaultUpstream fault;
+  GatewayUnderTest gateway(
+      with_upstreams(upstream_yaml("slow", fault.base_url(), "s", "fault-slow-100")));
+  {
+    asio::io_context ioc;
+    net::tcp::socket socket(ioc);
+    socket.connect(net::tcp::endpoint(asio::ip::make_address("127.0.0.1"), gateway.port()));
+    const std::string body = chat("s", "hi", 200, true).dump();
+    const std::string req =
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: "
+        "application/json\r\nContent-Length: " +
+        std::to_string(body.size()) + "\r\n\r\n" + body;
+    asio::write(socket, asio::buffer(req));
+    char buf[512];
+    socket.read_some(asio::buffer(buf));  // the stream has started
+    ASSERT_TRUE(eventually([&] { return fault.stats()["active_streams"].get<int>() == 1; }));
+  }  // the client goes away mid-stream
+  EXPECT_TRUE(eventually([&] { return fault.stats()["active_streams"].get<int>() == 0; },
+                         std::chrono::seconds(5)));
+  EXPECT_TRUE(eventually([&] { return fault.stats()["open_connections"].get<int>() == 0; },
+                         std::chrono::seconds(5)));
+}
+
+TEST(GatewayFaultTest, GracefulShutdownFinishesInFlightStreams) {
+  FaultUpstream fault;
+  auto gateway = std::make_unique<GatewayUnderTest>(
+      with_upstreams(upstream_yaml("slow", fault.base_url(), "s", "fault-slow-50")));
+  const uint16_t port = gateway->port();
+  std::thread client([&] {
+    auto r = post(port, "/v1/chat/completions", chat("s", "hi", 20, true));
+    EXPECT_EQ(r.status, 200);
+    const auto events = r.events();
+    ASSERT_FALSE(events.empty());
+    EXPECT_EQ(events.back(), "[DONE]");  // completed, not cut
+    EXPECT_EQ(events.size(), 20U + 2U);  // the pieces, the finish chunk (with tandem), [DONE]
+  });
+  ASSERT_TRUE(eventually([&] { return fault.stats()["active_streams"].get<int>() == 1; }));
+  gateway->server().shutdown();
+  // New connections are refused while the stream finishes.
+  EXPECT_TRUE(eventually([&] { return request(port, "GET", "/health").status == 0; }));
+  client.join();
+  gateway.reset();
+}
+
+}  // namespace
+}  // namespace tandem::test

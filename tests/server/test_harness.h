@@ -1,0 +1,268 @@
+#pragma once
+// Helpers for gateway tests: child processes (llama-server, the fault upstream), a blocking
+// HTTP client, and an in-process gateway on a free port.
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include "net/asio.h"
+#include "server/http_server.h"
+
+extern char** environ;
+
+namespace tandem::test {
+
+namespace asio = net::asio;
+namespace http = net::http;
+using nlohmann::json;
+
+// A child process, killed (SIGTERM, then SIGKILL) when this goes away.
+class ChildProcess {
+ public:
+  explicit ChildProcess(std::vector<std::string> args) {
+    std::vector<char*> argv;
+    for (auto& arg : args) {
+      argv.push_back(arg.data());
+    }
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+    if (posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ) != 0) {
+      pid_ = -1;
+    }
+    posix_spawn_file_actions_destroy(&actions);
+  }
+  ~ChildProcess() {
+    if (pid_ <= 0) {
+      return;
+    }
+    ::kill(pid_, SIGTERM);
+    for (int i = 0; i < 100; ++i) {
+      if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+  bool started() const { return pid_ > 0; }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+struct HttpResult {
+  int status = 0;
+  std::map<std::string, std::string> headers;
+  std::string body;
+  json json_body() const { return json::parse(body, nullptr, false); }
+  // The data payloads of an SSE body.
+  std::vector<std::string> events() const {
+    std::vector<std::string> out;
+    size_t at = 0;
+    while ((at = body.find("data: ", at)) != std::string::npos) {
+      const auto end = body.find("\n\n", at);
+      out.push_back(body.substr(at + 6, end - at - 6));
+      at = end;
+    }
+    return out;
+  }
+};
+
+// One blocking HTTP/1.1 request on a fresh connection; status 0 when the connection failed.
+inline HttpResult request(uint16_t port, const std::string& method, const std::string& target,
+                          const std::string& body = "",
+                          const std::map<std::string, std::string>& headers = {}) {
+  HttpResult result;
+  asio::io_context ioc;
+  net::beast::tcp_stream stream(ioc);
+  boost::system::error_code ec;
+  stream.expires_after(std::chrono::seconds(60));
+  stream.connect(net::tcp::endpoint(asio::ip::make_address("127.0.0.1"), port), ec);
+  if (ec) {
+    return result;
+  }
+  http::request<http::string_body> req{http::string_to_verb(method), target, 11};
+  req.set(http::field::host, "127.0.0.1");
+  req.set(http::field::content_type, "application/json");
+  for (const auto& [name, value] : headers) {
+    req.set(name, value);
+  }
+  req.body() = body;
+  req.prepare_payload();
+  http::write(stream, req, ec);
+  net::beast::flat_buffer buffer;
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(64 << 20);
+  http::read(stream, buffer, parser, ec);
+  if (ec && !parser.is_header_done()) {
+    return result;
+  }
+  const auto& res = parser.get();
+  result.status = res.result_int();
+  for (const auto& field : res) {
+    result.headers[std::string(field.name_string())] = std::string(field.value());
+  }
+  result.body = res.body();
+  return result;
+}
+
+inline HttpResult post(uint16_t port, const std::string& target, const json& body,
+                       const std::map<std::string, std::string>& headers = {}) {
+  return request(port, "POST", target, body.dump(), headers);
+}
+
+// Waits until `probe` is true, up to `timeout`.
+template <typename Probe>
+bool eventually(Probe probe, std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (probe()) {
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return probe();
+}
+
+inline uint16_t free_port() {
+  asio::io_context ioc;
+  net::tcp::acceptor acceptor(ioc, net::tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  return acceptor.local_endpoint().port();
+}
+
+// The fault-injecting upstream (tests/support/fault_upstream) on a free port.
+class FaultUpstream {
+ public:
+  FaultUpstream() {
+    const auto dir =
+        std::filesystem::temp_directory_path() /
+        ("tandem-fault-" + std::to_string(::getpid()) + "-" + std::to_string(counter()++));
+    std::filesystem::create_directories(dir);
+    port_file_ = (dir / "port").string();
+    process_ = std::make_unique<ChildProcess>(
+        std::vector<std::string>{TANDEM_FAULT_UPSTREAM, "--port", "0", "--port-file", port_file_});
+    eventually([&] {
+      std::ifstream in(port_file_);
+      int port = 0;
+      if (in >> port) {
+        port_ = static_cast<uint16_t>(port);
+      }
+      return port_ != 0;
+    });
+  }
+  uint16_t port() const { return port_; }
+  std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1"; }
+  json stats() const { return request(port_, "GET", "/control/stats").json_body(); }
+  int requests_for(const std::string& model) const {
+    const json s = stats();
+    return s.contains("requests") && s["requests"].contains(model) ? s["requests"][model].get<int>()
+                                                                   : 0;
+  }
+
+ private:
+  static int& counter() {
+    static int n = 0;
+    return n;
+  }
+  std::string port_file_;
+  uint16_t port_ = 0;
+  std::unique_ptr<ChildProcess> process_;
+};
+
+// llama.cpp's own server on the shipped model: a real OpenAI-compatible cloud tier.
+class LlamaServer {
+ public:
+  LlamaServer() : port_(free_port()) {
+    process_ = std::make_unique<ChildProcess>(std::vector<std::string>{
+        TANDEM_LLAMA_SERVER, "-m", TANDEM_TEST_MODEL, "--host", "127.0.0.1", "--port",
+        std::to_string(port_), "-c", "2048", "-np", "2", "-t", "1"});
+    ready_ = eventually([&] { return request(port_, "GET", "/health").status == 200; },
+                        std::chrono::seconds(60));
+  }
+  bool ready() const { return ready_; }
+  std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1"; }
+
+ private:
+  uint16_t port_;
+  bool ready_ = false;
+  std::unique_ptr<ChildProcess> process_;
+};
+
+// A gateway (edge engine + upstreams + HTTP server) running in this process.
+class GatewayUnderTest {
+ public:
+  explicit GatewayUnderTest(const std::string& yaml, bool with_edge = true) {
+    auto config = config::parse_config(yaml, "test.yaml");
+    if (!config) {
+      ADD_FAILURE() << config.error().message;
+      return;
+    }
+    config->server.port = 0;
+    std::unique_ptr<engine::Engine> edge;
+    std::string problem = "not loaded in this test";
+    if (with_edge) {
+      engine::EngineOptions options;
+      options.model_path = config->edge.model.empty() ? TANDEM_TEST_MODEL : config->edge.model;
+      options.max_sequences = config->edge.parallel;
+      options.context_per_sequence = config->edge.context;
+      options.max_queued_requests = config->edge.max_queue;
+      auto opened = engine::Engine::open(options);
+      if (opened) {
+        edge = std::move(opened).value();
+      } else {
+        problem = opened.error().message;
+      }
+    }
+    std::vector<std::unique_ptr<upstream::Upstream>> upstreams;
+    for (const auto& u : config->upstreams) {
+      upstreams.push_back(upstream::Upstream::create(u).value());
+    }
+    gateway_ = std::make_shared<server::Gateway>(std::move(config).value(), std::move(edge),
+                                                 problem, std::move(upstreams));
+    server_ = server::HttpServer::create(gateway_).value();
+    thread_ = std::thread([this] { server_->run(); });
+  }
+  ~GatewayUnderTest() {
+    if (server_) {
+      server_->shutdown();
+      thread_.join();
+    }
+  }
+  uint16_t port() const { return server_->port(); }
+  server::HttpServer& server() { return *server_; }
+  std::thread& thread() { return thread_; }
+  json health() const { return request(port(), "GET", "/health").json_body(); }
+
+ private:
+  std::shared_ptr<server::Gateway> gateway_;
+  std::unique_ptr<server::HttpServer> server_;
+  std::thread thread_;
+};
+
+inline json chat(const std::string& model, const std::string& content, int max_tokens = 16,
+                 bool stream = false) {
+  return {{"model", model},
+          {"messages", json::array({{{"role", "user"}, {"content", content}}})},
+          {"max_tokens", max_tokens},
+          {"temperature", 0},
+          {"stream", stream}};
+}
+
+}  // namespace tandem::test
