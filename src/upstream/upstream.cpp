@@ -317,8 +317,8 @@ net::awaitable<std::optional<UpstreamFailure>> Upstream::complete(const CloudReq
       case Kind::kProtocol:
         breaker_.record_failure();
         retryable = true;
-        if (http.kind == Kind::kConnect) {
-          online_ = false;
+        if (http.kind == Kind::kConnect && config_.health.interval_ms > 0) {
+          online_ = false;  // until a probe finds it back (without probing: never skipped)
         }
         break;
     }
