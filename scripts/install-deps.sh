@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build git ca-certificates jq bc valgrind
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libssl-dev libboost-dev libyaml-cpp-dev
-  nginx-light wrk curl
+  nginx-light wrk curl openssl
   clang-format clang-tidy
 )
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/log.h"
 #include "net/sse.h"
 
 namespace tandem::upstream {
@@ -136,6 +137,25 @@ Upstream::Upstream(config::UpstreamConfig config, Endpoint endpoint,
       tls_(std::move(tls)),
       breaker_(config_.circuit, std::move(now)),
       jitter_(std::random_device{}()) {}
+
+void Upstream::set_online(bool online, const std::string& why) {
+  if (online_.exchange(online) != online) {
+    log_event(online ? LogLevel::kInfo : LogLevel::kWarn, "upstream",
+              online ? "upstream_online" : "upstream_offline",
+              {{"upstream", config_.name}, {"reason", why}});
+  }
+}
+
+void Upstream::note_circuit(CircuitState before, const std::string& why) {
+  const CircuitState after = breaker_.state();
+  if (before != after) {
+    log_event(after == CircuitState::kOpen ? LogLevel::kWarn : LogLevel::kInfo, "upstream",
+              std::string("circuit_") + circuit_state_name(after),
+              {{"upstream", config_.name},
+               {"consecutive_failures", std::to_string(breaker_.consecutive_failures())},
+               {"reason", why}});
+  }
+}
 
 void Upstream::set_last_error(const std::string& message) {
   std::lock_guard lock(mutex_);
@@ -279,10 +299,12 @@ net::awaitable<std::optional<UpstreamFailure>> Upstream::complete(const CloudReq
       f.attempts = attempt_no;
       co_return f;
     }
+    const CircuitState before = breaker_.state();
     auto failure = co_await attempt(request, sink, cancel, delivered);
     if (!failure) {
       breaker_.record_success();
-      online_ = true;
+      note_circuit(before, "request succeeded");
+      set_online(true, "request succeeded");
       co_return std::nullopt;
     }
     failure->attempts = attempt_no + 1;
@@ -318,10 +340,11 @@ net::awaitable<std::optional<UpstreamFailure>> Upstream::complete(const CloudReq
         breaker_.record_failure();
         retryable = true;
         if (http.kind == Kind::kConnect && config_.health.interval_ms > 0) {
-          online_ = false;  // until a probe finds it back (without probing: never skipped)
+          set_online(false, http.message);  // until a probe finds it back
         }
         break;
     }
+    note_circuit(before, http.message);
     if (delivered || !retryable || attempt_no >= config_.retry.max_retries) {
       co_return failure;
     }
@@ -365,7 +388,7 @@ net::awaitable<void> Upstream::probe_forever(CancelSignal& stop) {
     } else {
       problem = "health probe: " + std::get<HttpFailure>(opened).message;
     }
-    online_ = ok;
+    set_online(ok, ok ? "health probe succeeded" : problem);
     if (!ok) {
       set_last_error(problem);
     }

@@ -97,6 +97,9 @@ class Upstream {
                                                          CancelSignal& cancel, bool& delivered);
   std::chrono::milliseconds backoff(int attempt, const HttpFailure& failure);
   void set_last_error(const std::string& message);
+  // Change state, logging transitions.
+  void set_online(bool online, const std::string& why);
+  void note_circuit(CircuitState before, const std::string& why);
 
   config::UpstreamConfig config_;
   Endpoint endpoint_;

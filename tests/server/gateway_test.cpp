@@ -400,3 +400,55 @@ TEST(GatewayFaultTest, GracefulShutdownFinishesInFlightStreams) {
 
 }  // namespace
 }  // namespace tandem::test
+
+namespace tandem::test {
+namespace {
+
+// TLS to an upstream: a certificate the configured CA signed is accepted, one nobody vouches
+// for is refused, and the refusal names the cause.
+TEST(GatewayTlsTest, UpstreamCertificatesAreVerified) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("tandem-tls-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string cert = (dir / "cert.pem").string();
+  const std::string key = (dir / "key.pem").string();
+  const std::string make_cert =
+      "openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 -addext "
+      "subjectAltName=IP:127.0.0.1 -keyout " +
+      key + " -out " + cert + " 2>/dev/null";
+  ASSERT_EQ(std::system(make_cert.c_str()), 0);
+  const uint16_t port = free_port();
+  ChildProcess tls_server({"/usr/bin/openssl", "s_server", "-cert", cert, "-key", key, "-accept",
+                           std::to_string(port), "-www", "-quiet"});
+  ASSERT_TRUE(eventually([&] {
+    asio::io_context ioc;
+    net::tcp::socket socket(ioc);
+    boost::system::error_code ec;
+    socket.connect(net::tcp::endpoint(asio::ip::make_address("127.0.0.1"), port), ec);
+    return !ec;
+  }));
+  const std::string upstream =
+      "    - name: tls\n      base_url: https://127.0.0.1:" + std::to_string(port) +
+      "/v1\n      models: {c: c}\n      health: {interval_ms: 100, "
+      "timeout_ms: 2000}\n";
+  {
+    GatewayUnderTest trusting(with_upstreams(upstream + "      tls: {ca_file: " + cert + "}\n"));
+    EXPECT_TRUE(eventually([&] {
+      const json u = trusting.health()["cloud"]["upstreams"][0];
+      return u["online"].get<bool>() && u["last_error"].is_null();
+    })) << trusting.health().dump();
+  }
+  {
+    GatewayUnderTest suspicious(with_upstreams(upstream));  // system trust store only
+    EXPECT_TRUE(eventually([&] {
+      const json u = suspicious.health()["cloud"]["upstreams"][0];
+      return !u["online"].get<bool>() && u["last_error"].is_string() &&
+             u["last_error"].get<std::string>().find("certificate verify failed") !=
+                 std::string::npos;
+    })) << suspicious.health().dump();
+  }
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tandem::test
