@@ -4,6 +4,8 @@
 #include <ctime>
 #include <limits>
 
+#include <unistd.h>
+
 namespace tandem::upstream {
 namespace {
 
@@ -50,6 +52,24 @@ class Exchange final : public HttpExchange {
     parser_.body_limit(std::numeric_limits<std::uint64_t>::max());
   }
 
+  ~Exchange() override {
+    if constexpr (std::is_same_v<Stream, net::beast::tcp_stream>) {
+      // Back to the pool only when the connection is in a clean state: the whole response
+      // read, the upstream willing to keep it, nothing cancelled or failed.
+      if (pool_ != nullptr && parser_.is_done() && parser_.get().keep_alive() && !cancelled_ &&
+          !failed_ && lowest(stream_).socket().is_open()) {
+        const bool v6 = lowest(stream_).socket().local_endpoint().address().is_v6();
+        boost::system::error_code ec;
+        auto socket = lowest(stream_).release_socket();
+        const int fd = socket.release(ec);
+        if (!ec) {
+          pool_->give({fd, v6});
+        }
+      }
+    }
+  }
+
+  void set_pool(ConnectionPool* pool) { pool_ = pool; }
   Stream& stream() { return stream_; }
   Clock::time_point deadline() const { return deadline_; }
 
@@ -94,6 +114,7 @@ class Exchange final : public HttpExchange {
       co_await net::http::async_read_some(stream_, buffer_, parser_,
                                           net::asio::redirect_error(net::use_awaitable, ec));
       if (ec && ec != net::http::error::need_buffer) {
+        failed_ = true;
         co_return from_error(ec, "reading the response body", cancelled_);
       }
       const size_t n = sizeof(chunk_) - parser_.get().body().size;
@@ -126,6 +147,8 @@ class Exchange final : public HttpExchange {
   net::http::response_parser<net::http::buffer_body> parser_;
   char chunk_[kReadChunk];
   size_t received_ = 0;
+  bool failed_ = false;
+  ConnectionPool* pool_ = nullptr;
   std::atomic<bool> cancelled_{false};
 };
 
@@ -134,16 +157,26 @@ template <typename Stream>
 net::awaitable<std::optional<Failure>> connect(Exchange<Stream>& exchange, const Endpoint& at,
                                                uint32_t connect_ms) {
   auto executor = co_await net::asio::this_coro::executor;
-  net::tcp::resolver resolver(executor);
   boost::system::error_code ec;
-  auto results = co_await resolver.async_resolve(at.host, at.port,
-                                                 net::asio::redirect_error(net::use_awaitable, ec));
-  if (ec) {
-    co_return failure(Kind::kConnect, "cannot resolve " + at.host + ": " + ec.message());
+  std::vector<net::tcp::endpoint> endpoints;
+  const auto literal = net::asio::ip::make_address(at.host, ec);
+  if (!ec) {  // an IP address: no resolver round trip (it runs on a thread of its own)
+    endpoints.emplace_back(literal, static_cast<uint16_t>(std::stoi(at.port)));
+  } else {
+    net::tcp::resolver resolver(executor);
+    ec.clear();
+    auto results = co_await resolver.async_resolve(
+        at.host, at.port, net::asio::redirect_error(net::use_awaitable, ec));
+    if (ec) {
+      co_return failure(Kind::kConnect, "cannot resolve " + at.host + ": " + ec.message());
+    }
+    for (const auto& entry : results) {
+      endpoints.push_back(entry.endpoint());
+    }
   }
   exchange.arm(connect_ms);
   co_await lowest(exchange.stream())
-      .async_connect(results, net::asio::redirect_error(net::use_awaitable, ec));
+      .async_connect(endpoints, net::asio::redirect_error(net::use_awaitable, ec));
   if (ec) {
     Failure f = from_error(ec, "connecting", false);
     f.kind = Kind::kConnect;
@@ -288,17 +321,71 @@ std::unique_ptr<net::ssl::context> make_tls_context(bool verify, const std::stri
   return tls;
 }
 
+ConnectionPool::~ConnectionPool() {
+  for (const Idle& idle : idle_) {
+    ::close(idle.fd);
+  }
+}
+
+std::optional<ConnectionPool::Idle> ConnectionPool::take() {
+  std::lock_guard lock(mutex_);
+  if (idle_.empty()) {
+    return std::nullopt;
+  }
+  Idle idle = idle_.back();  // the most recently used: the least likely to have timed out
+  idle_.pop_back();
+  return idle;
+}
+
+void ConnectionPool::give(Idle idle) {
+  {
+    std::lock_guard lock(mutex_);
+    if (idle_.size() < max_idle_) {
+      idle_.push_back(idle);
+      return;
+    }
+  }
+  ::close(idle.fd);
+}
+
 net::awaitable<std::variant<std::unique_ptr<HttpExchange>, HttpFailure>> open_exchange(
     net::ssl::context& tls, const Endpoint& endpoint, const HttpRequest& request,
-    const config::Timeouts& timeouts, size_t max_response_bytes) {
+    const config::Timeouts& timeouts, size_t max_response_bytes, ConnectionPool* pool) {
   auto executor = co_await net::asio::this_coro::executor;
   auto req = build_request(endpoint, request);
   if (!endpoint.tls) {
+    // An idle pooled connection first; the upstream may have closed it meanwhile, which shows
+    // as a failure before any response byte: then once more on a new connection.
+    while (pool != nullptr) {
+      const auto idle = pool->take();
+      if (!idle) {
+        break;
+      }
+      auto exchange = std::make_unique<Exchange<net::beast::tcp_stream>>(
+          timeouts, max_response_bytes, executor);
+      boost::system::error_code ec;
+      lowest(exchange->stream())
+          .socket()
+          .assign(idle->v6 ? net::tcp::v6() : net::tcp::v4(), idle->fd, ec);
+      if (ec) {
+        ::close(idle->fd);
+        continue;
+      }
+      exchange->set_pool(pool);
+      auto failed = co_await exchange->send(req);
+      if (!failed) {
+        co_return std::unique_ptr<HttpExchange>(std::move(exchange));
+      }
+      if (failed->kind != Kind::kProtocol) {
+        co_return std::move(*failed);  // a timeout or a cancellation is not a stale socket
+      }
+    }
     auto exchange =
         std::make_unique<Exchange<net::beast::tcp_stream>>(timeouts, max_response_bytes, executor);
     if (auto f = co_await connect(*exchange, endpoint, timeouts.connect_ms)) {
       co_return std::move(*f);
     }
+    exchange->set_pool(pool);
     if (auto f = co_await exchange->send(req)) {
       co_return std::move(*f);
     }

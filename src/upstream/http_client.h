@@ -7,8 +7,10 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "config/config.h"
 #include "net/asio.h"
@@ -72,6 +74,29 @@ class HttpExchange {
   std::string retry_after_;
 };
 
+// Idle keep-alive connections to one plain-HTTP endpoint, kept as file descriptors so that
+// any strand can adopt them. Reusing them saves a TCP handshake, a resolver round trip and a
+// TIME_WAIT socket per request. TLS connections are not pooled. Thread-safe.
+class ConnectionPool {
+ public:
+  explicit ConnectionPool(size_t max_idle = 64) : max_idle_(max_idle) {}
+  ~ConnectionPool();
+  ConnectionPool(const ConnectionPool&) = delete;
+  ConnectionPool& operator=(const ConnectionPool&) = delete;
+
+  struct Idle {
+    int fd = -1;
+    bool v6 = false;
+  };
+  std::optional<Idle> take();
+  void give(Idle idle);  // closes it when the pool is full
+
+ private:
+  size_t max_idle_;
+  std::mutex mutex_;
+  std::vector<Idle> idle_;  // guarded by mutex_
+};
+
 struct HttpRequest {
   std::string method = "POST";
   std::string path;  // appended to the endpoint's base path
@@ -79,11 +104,13 @@ struct HttpRequest {
   std::map<std::string, std::string> headers;
 };
 
-// Connects, sends `request` and reads the response header. A non-2xx response is returned as
-// an exchange too (its status set), so the caller can read the error body.
+// Connects (or reuses an idle connection from `pool`, when given, for plain HTTP), sends
+// `request` and reads the response header. A non-2xx response is returned as an exchange too
+// (its status set), so the caller can read the error body. An exchange whose response was
+// read to the end goes back to the pool when destroyed.
 net::awaitable<std::variant<std::unique_ptr<HttpExchange>, HttpFailure>> open_exchange(
     net::ssl::context& tls, const Endpoint& endpoint, const HttpRequest& request,
-    const config::Timeouts& timeouts, size_t max_response_bytes);
+    const config::Timeouts& timeouts, size_t max_response_bytes, ConnectionPool* pool = nullptr);
 
 // A TLS client context that verifies peers against the system trust store or `ca_file`.
 std::unique_ptr<net::ssl::context> make_tls_context(bool verify, const std::string& ca_file);

@@ -206,7 +206,7 @@ net::awaitable<std::optional<UpstreamFailure>> Upstream::attempt(const CloudRequ
   }
 
   auto opened = co_await open_exchange(*tls_, endpoint_, http_request, config_.timeouts,
-                                       config_.max_response_bytes);
+                                       config_.max_response_bytes, &pool_);
   if (auto* failed = std::get_if<HttpFailure>(&opened)) {
     UpstreamFailure f;
     f.upstream = config_.name;
@@ -260,6 +260,11 @@ net::awaitable<std::optional<UpstreamFailure>> Upstream::attempt(const CloudRequ
     }
     for (const auto& data : events) {
       if (data == "[DONE]") {
+        // Read the stream's terminating chunk too, so the connection can be pooled.
+        auto rest = co_await exchange->read_some();
+        if (std::holds_alternative<std::string>(rest) && !std::get<std::string>(rest).empty()) {
+          co_await exchange->read_all(kMaxErrorBody);
+        }
         co_return std::nullopt;
       }
       auto event = parse_cloud_chunk(data, request.kind);

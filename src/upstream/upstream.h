@@ -104,6 +104,7 @@ class Upstream {
   config::UpstreamConfig config_;
   Endpoint endpoint_;
   std::unique_ptr<net::ssl::context> tls_;
+  ConnectionPool pool_;
   CircuitBreaker breaker_;
   std::atomic<bool> online_{true};
   mutable std::mutex mutex_;

@@ -452,3 +452,21 @@ TEST(GatewayTlsTest, UpstreamCertificatesAreVerified) {
 
 }  // namespace
 }  // namespace tandem::test
+
+namespace tandem::test {
+namespace {
+
+TEST(GatewayPoolTest, UpstreamConnectionsAreReused) {
+  FaultUpstream fault;
+  GatewayUnderTest gateway(with_upstreams(upstream_yaml("f", fault.base_url(), "c", "fault-ok")));
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_EQ(post(gateway.port(), "/v1/chat/completions", chat("c", "hi", 4, i % 2 == 0)).status,
+              200);
+  }
+  // Sequential requests, streaming or not, share one kept-alive connection.
+  EXPECT_TRUE(eventually([&] { return fault.stats()["open_connections"].get<int>() == 1; }))
+      << fault.stats().dump();
+}
+
+}  // namespace
+}  // namespace tandem::test
