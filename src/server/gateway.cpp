@@ -287,6 +287,19 @@ net::awaitable<std::optional<ApiError>> Gateway::run_cloud(const CompletionReque
     cloud.body = request.cloud_body;
     std::optional<upstream::CloudUsage> usage;
     std::string finish_reason = "stop";
+    // The first content (or the end of an empty answer) fixes the tier and opens the response.
+    auto start_answer = [&]() -> net::awaitable<bool> {
+      if (started) {
+        co_return true;
+      }
+      started = true;
+      record.tier = "cloud";
+      record.cloud_upstream = u.name();
+      record.cloud_model = u.config().models.at(model);
+      record.ttft_ms = ms_since(record.started_at);
+      const bool open = co_await sink.begin(record);
+      co_return open;
+    };
     upstream::Upstream::EventSink relay =
         [&](upstream::CloudEvent&& event) -> net::awaitable<bool> {
       if (event.usage) {
@@ -298,15 +311,8 @@ net::awaitable<std::optional<ApiError>> Gateway::run_cloud(const CompletionReque
       if (event.text.empty() && event.logprobs.is_null()) {
         co_return true;
       }
-      if (!started) {
-        started = true;
-        record.tier = "cloud";
-        record.cloud_upstream = u.name();
-        record.cloud_model = u.config().models.at(model);
-        record.ttft_ms = ms_since(record.started_at);
-        if (!co_await sink.begin(record)) {
-          co_return false;
-        }
+      if (!co_await start_answer()) {
+        co_return false;
       }
       Piece piece;
       piece.text = std::move(event.text);
@@ -318,15 +324,8 @@ net::awaitable<std::optional<ApiError>> Gateway::run_cloud(const CompletionReque
     };
     auto failure = co_await u.complete(cloud, relay, cancel);
     if (!failure) {
-      if (!started) {  // an empty answer
-        started = true;
-        record.tier = "cloud";
-        record.cloud_upstream = u.name();
-        record.cloud_model = u.config().models.at(model);
-        record.ttft_ms = ms_since(record.started_at);
-        if (!co_await sink.begin(record)) {
-          co_return api_error_from(make_error(ErrorCode::kCancelled, "the client went away"));
-        }
+      if (!co_await start_answer()) {
+        co_return api_error_from(make_error(ErrorCode::kCancelled, "the client went away"));
       }
       const upstream::CloudUsage used = usage.value_or(upstream::CloudUsage{});
       record.cloud_usage = TierUsage{used.prompt_tokens, used.completion_tokens};
