@@ -131,3 +131,32 @@ TEST(CliTest, HelpDocumentsEveryFlag) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(CliServeTest, BadConfigFailsAtStartNamingTheKeyAndLine) {
+  const std::string path = ::testing::TempDir() + "/tandem_bad.yaml";
+  FILE* f = std::fopen(path.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fputs("server:\n  port: 70000\n", f);
+  std::fclose(f);
+  auto out = run_tandem("serve --config " + path, true);
+  EXPECT_EQ(out.exit_code, 1);
+  EXPECT_NE(out.stdout_text.find(path + ":2: server.port: must be between 1 and 65535"),
+            std::string::npos)
+      << out.stdout_text;
+  auto missing = run_tandem("serve --config /nonexistent/tandem.yaml", true);
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.stdout_text.find("/nonexistent/tandem.yaml"), std::string::npos);
+}
+
+TEST(CliServeTest, HelpListsTheServeFlags) {
+  auto help = run_tandem("serve --help");
+  EXPECT_EQ(help.exit_code, 0);
+  for (const char* flag : {"--config", "--host", "--port", "--model", "--verbose"}) {
+    EXPECT_NE(help.stdout_text.find(flag), std::string::npos) << flag;
+  }
+  EXPECT_NE(run_tandem("--help").stdout_text.find("serve"), std::string::npos);
+}
+
+}  // namespace
