@@ -308,9 +308,8 @@ if "direct_stream" in t:
     row.append(str(t["direct_stream"]["errors"]))
     print("| " + " | ".join(row) + " |")
     print()
-    print("Tandem always asks the upstream to stream and aggregates for a non-streaming client; "
-          "the last row is that request sent to the upstream directly (one SSE piece per token), "
-          "the part of Tandem's added latency that is the upstream's, not Tandem's.")
+    print("The last row is the same request with stream: true sent to the upstream directly "
+          "(one SSE piece per token): what a streaming client's relay costs the upstream itself.")
 print()
 
 wrk = [json.loads(line) for line in open(f"{out}/wrk.jsonl")]

@@ -285,6 +285,7 @@ net::awaitable<std::optional<ApiError>> Gateway::run_cloud(const CompletionReque
     cloud.kind = request.kind;
     cloud.public_model = model;
     cloud.body = request.cloud_body;
+    cloud.stream = request.stream;
     std::optional<upstream::CloudUsage> usage;
     std::string finish_reason = "stop";
     // The first content (or the end of an empty answer) fixes the tier and opens the response.

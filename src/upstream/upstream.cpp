@@ -63,7 +63,7 @@ net::awaitable<bool> sleep_for(milliseconds duration, CancelSignal& cancel) {
 
 }  // namespace
 
-Result<CloudEvent> parse_cloud_chunk(const std::string& data, ApiKind kind) {
+Result<CloudEvent> parse_cloud_chunk(const std::string& data, ApiKind kind, bool whole) {
   const auto json = nlohmann::json::parse(data, nullptr, false);
   if (json.is_discarded() || !json.is_object()) {
     return make_error(ErrorCode::kInternal,
@@ -78,7 +78,7 @@ Result<CloudEvent> parse_cloud_chunk(const std::string& data, ApiKind kind) {
   if (choices != json.end() && choices->is_array() && !choices->empty()) {
     const auto& choice = (*choices)[0];
     if (kind == ApiKind::kChat) {
-      const auto delta = choice.find("delta");
+      const auto delta = choice.find(whole ? "message" : "delta");
       if (delta != choice.end() && delta->is_object()) {
         const auto content = delta->find("content");
         if (content != delta->end() && content->is_string()) {
@@ -197,10 +197,12 @@ net::awaitable<std::optional<UpstreamFailure>> Upstream::attempt(const CloudRequ
   http_request.path = request.kind == ApiKind::kChat ? "/chat/completions" : "/completions";
   nlohmann::json body = request.body;
   body["model"] = config_.models.at(request.public_model);
-  body["stream"] = true;
-  body["stream_options"] = {{"include_usage", true}};
+  body["stream"] = request.stream;
+  if (request.stream) {
+    body["stream_options"] = {{"include_usage", true}};
+  }
   http_request.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  http_request.headers["Accept"] = "text/event-stream";
+  http_request.headers["Accept"] = request.stream ? "text/event-stream" : "application/json";
   if (!config_.api_key.empty()) {
     http_request.headers["Authorization"] = "Bearer " + config_.api_key;
   }
@@ -227,6 +229,32 @@ net::awaitable<std::optional<UpstreamFailure>> Upstream::attempt(const CloudRequ
                      std::to_string(exchange->status()) + ": " + error_message_of(f.http.body);
     f.http.retry_after = parse_retry_after(exchange->retry_after());
     co_return f;
+  }
+  if (!request.stream) {
+    if (exchange->content_type().rfind("application/json", 0) != 0) {
+      co_return make_failure(config_.name, Kind::kProtocol,
+                             "upstream " + config_.name + " answered with Content-Type '" +
+                                 exchange->content_type() + "', expected application/json");
+    }
+    auto whole = co_await exchange->read_all(config_.max_response_bytes);
+    if (auto* failed = std::get_if<HttpFailure>(&whole)) {
+      UpstreamFailure f;
+      f.upstream = config_.name;
+      f.http = std::move(*failed);
+      f.http.message = "upstream " + config_.name + ": " + f.http.message;
+      co_return f;
+    }
+    auto event = parse_cloud_chunk(std::get<std::string>(whole), request.kind, true);
+    if (!event) {
+      co_return make_failure(config_.name, Kind::kProtocol,
+                             "upstream " + config_.name + ": " + event.error().message);
+    }
+    delivered = true;
+    if (!co_await sink(std::move(event).value())) {
+      cancel.cancel();
+      co_return make_failure(config_.name, Kind::kCancelled, "the client went away");
+    }
+    co_return std::nullopt;
   }
   if (exchange->content_type().rfind("text/event-stream", 0) != 0) {
     co_return make_failure(config_.name, Kind::kProtocol,

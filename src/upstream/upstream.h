@@ -1,8 +1,8 @@
 #pragma once
-// One OpenAI-compatible cloud endpoint (OpenAI, vLLM, SGLang, llama-server, Ollama...) and the
-// ordered list of them. An Upstream streams one completion with retries, circuit breaking and
-// health probing; it always asks the upstream to stream (with usage), so the first byte can be
-// relayed at once and non-streaming clients are served from the same path.
+// One OpenAI-compatible cloud endpoint (OpenAI, vLLM, SGLang, llama-server, Ollama...). An
+// Upstream runs one completion with retries, circuit breaking and health probing. Streaming
+// requests stream from the upstream too (with usage), so the first byte is relayed at once;
+// a non-streaming request arrives as one event carrying the whole answer.
 
 #include <atomic>
 #include <chrono>
@@ -28,6 +28,9 @@ struct CloudRequest {
   ApiKind kind = ApiKind::kChat;
   std::string public_model;  // the name the client used; mapped per upstream
   nlohmann::json body;       // OpenAI request body; model and streaming fields are set here
+  // Stream from the upstream (the client streams) or take one JSON answer (it does not: one
+  // parse instead of one per token, and the whole answer can still be retried elsewhere).
+  bool stream = true;
 };
 
 struct CloudUsage {
@@ -112,8 +115,9 @@ class Upstream {
   std::mt19937 jitter_;     // guarded by mutex_
 };
 
-// Parses one upstream stream chunk (`data:` payload). Fails on JSON errors and on an
-// in-stream {"error": ...} object.
-Result<CloudEvent> parse_cloud_chunk(const std::string& data, ApiKind kind);
+// Parses one upstream stream chunk (`data:` payload), or with `whole` a complete
+// non-streaming response (choices[0].message instead of .delta). Fails on JSON errors and on
+// an {"error": ...} object.
+Result<CloudEvent> parse_cloud_chunk(const std::string& data, ApiKind kind, bool whole = false);
 
 }  // namespace tandem::upstream

@@ -286,8 +286,14 @@ TEST(GatewayFaultTest, OversizedResponsesAreCut) {
   FaultUpstream fault;
   GatewayUnderTest gateway(with_upstreams(upstream_yaml(
       "big", fault.base_url(), "b", "fault-oversized", "      max_response_bytes: 1048576\n")));
-  auto r = post(gateway.port(), "/v1/chat/completions", chat("b", "hi", 4));
-  EXPECT_EQ(r.status, 502) << r.body.substr(0, 300);
+  // Streaming: content reached the client before the limit, so the stream ends in an error.
+  auto s = post(gateway.port(), "/v1/chat/completions", chat("b", "hi", 4, true));
+  ASSERT_EQ(s.status, 200);
+  EXPECT_NE(s.body.find("exceeds 1048576 bytes"), std::string::npos) << s.body.substr(0, 300);
+  // Not streaming: nothing was sent yet, so the edge answers instead, and says why.
+  auto r = post(gateway.port(), "/v1/chat/completions", chat("b", "Once upon a time", 4));
+  ASSERT_EQ(r.status, 200) << r.body.substr(0, 300);
+  EXPECT_EQ(r.json_body()["tandem"]["tier"], "edge");
   EXPECT_NE(r.body.find("exceeds 1048576 bytes"), std::string::npos) << r.body.substr(0, 300);
 }
 
