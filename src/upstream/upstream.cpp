@@ -21,6 +21,15 @@ UpstreamFailure make_failure(const std::string& upstream, Kind kind, std::string
   return f;
 }
 
+// A transport failure of `upstream`, its message prefixed with the upstream's name.
+UpstreamFailure named_failure(const std::string& upstream, HttpFailure http) {
+  UpstreamFailure f;
+  f.upstream = upstream;
+  f.http = std::move(http);
+  f.http.message = "upstream " + upstream + ": " + f.http.message;
+  return f;
+}
+
 // The message inside an OpenAI error body, or the body itself.
 std::string error_message_of(const std::string& body) {
   const auto json = nlohmann::json::parse(body, nullptr, false);
@@ -210,10 +219,7 @@ net::awaitable<std::optional<UpstreamFailure>> Upstream::attempt(const CloudRequ
   auto opened = co_await open_exchange(*tls_, endpoint_, http_request, config_.timeouts,
                                        config_.max_response_bytes, &pool_);
   if (auto* failed = std::get_if<HttpFailure>(&opened)) {
-    UpstreamFailure f;
-    f.upstream = config_.name;
-    f.http = std::move(*failed);
-    co_return f;
+    co_return named_failure(config_.name, std::move(*failed));
   }
   auto exchange = std::move(std::get<std::unique_ptr<HttpExchange>>(opened));
   CancelRegistration registration(cancel, [raw = exchange.get()] { raw->cancel(); });
@@ -238,11 +244,7 @@ net::awaitable<std::optional<UpstreamFailure>> Upstream::attempt(const CloudRequ
     }
     auto whole = co_await exchange->read_all(config_.max_response_bytes);
     if (auto* failed = std::get_if<HttpFailure>(&whole)) {
-      UpstreamFailure f;
-      f.upstream = config_.name;
-      f.http = std::move(*failed);
-      f.http.message = "upstream " + config_.name + ": " + f.http.message;
-      co_return f;
+      co_return named_failure(config_.name, std::move(*failed));
     }
     auto event = parse_cloud_chunk(std::get<std::string>(whole), request.kind, true);
     if (!event) {
@@ -268,11 +270,7 @@ net::awaitable<std::optional<UpstreamFailure>> Upstream::attempt(const CloudRequ
   while (true) {
     auto part = co_await exchange->read_some();
     if (auto* failed = std::get_if<HttpFailure>(&part)) {
-      UpstreamFailure f;
-      f.upstream = config_.name;
-      f.http = std::move(*failed);
-      f.http.message = "upstream " + config_.name + ": " + f.http.message;
-      co_return f;
+      co_return named_failure(config_.name, std::move(*failed));
     }
     const std::string& bytes = std::get<std::string>(part);
     if (bytes.empty()) {
