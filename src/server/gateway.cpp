@@ -146,12 +146,6 @@ std::vector<ModelInfo> Gateway::models() const {
   return out;
 }
 
-bool Gateway::cloud_available(const std::string& model) const {
-  return std::any_of(upstreams_.begin(), upstreams_.end(), [&](const auto& u) {
-    return u->serves(model) && u->online() && u->status().circuit != upstream::CircuitState::kOpen;
-  });
-}
-
 void Gateway::start_probes(net::asio::any_io_executor executor) {
   for (const auto& u : upstreams_) {
     net::asio::co_spawn(executor, u->probe_forever(stop_probes_), net::asio::detached);

@@ -96,9 +96,6 @@ class Gateway {
   const std::vector<std::unique_ptr<upstream::Upstream>>& upstreams() const { return upstreams_; }
 
   std::vector<ModelInfo> models() const;
-  // Whether some upstream serves `model` and is online with its circuit not open.
-  bool cloud_available(const std::string& model) const;
-
   // Runs one request to the end, writing into `sink`. `cancel` fires when the client leaves.
   net::awaitable<void> execute(CompletionRequest request, ResponseSink& sink, CancelSignal& cancel);
 

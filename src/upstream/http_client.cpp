@@ -14,7 +14,6 @@ using Kind = HttpFailure::Kind;
 using std::chrono::milliseconds;
 
 constexpr size_t kReadChunk = 16 << 10;
-constexpr size_t kMaxErrorBody = 4 << 10;
 
 Failure failure(Kind kind, std::string message) {
   Failure f;
@@ -209,24 +208,6 @@ net::http::request<net::http::string_body> build_request(const Endpoint& at,
 }
 
 }  // namespace
-
-const char* failure_kind_name(HttpFailure::Kind kind) {
-  switch (kind) {
-    case Kind::kConnect:
-      return "connect";
-    case Kind::kTimeout:
-      return "timeout";
-    case Kind::kProtocol:
-      return "protocol";
-    case Kind::kStatus:
-      return "status";
-    case Kind::kTooLarge:
-      return "too_large";
-    case Kind::kCancelled:
-      return "cancelled";
-  }
-  return "protocol";
-}
 
 std::optional<milliseconds> parse_retry_after(std::string_view value) {
   if (value.empty()) {

@@ -44,8 +44,6 @@ struct HttpFailure {
   std::optional<std::chrono::milliseconds> retry_after;  // with kStatus 429/503
 };
 
-const char* failure_kind_name(HttpFailure::Kind kind);
-
 // Parses a Retry-After value: delta seconds or an HTTP date (relative to now).
 std::optional<std::chrono::milliseconds> parse_retry_after(std::string_view value);
 
