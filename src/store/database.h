@@ -1,0 +1,154 @@
+#pragma once
+// One SQLite database file holding the routing layer's durable state (review tickets, routing
+// memory). Thread-safety: a Database owns a single connection guarded by a mutex; any thread
+// may call acquire(), which blocks until the connection is free. Several processes (the
+// gateway and `tandem review`) may open the same file: WAL lets readers run beside a writer,
+// and a busy timeout makes writers wait for each other instead of failing at once.
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+
+#include "common/result.h"
+
+// SQLite's handle types, declared here so that users of this header need not see sqlite3.h.
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace tandem::store {
+
+class Database;
+
+struct SqliteCloser {
+  void operator()(sqlite3* db) const;
+};
+struct StatementFinalizer {
+  void operator()(sqlite3_stmt* stmt) const;
+};
+using SqlitePtr = std::unique_ptr<sqlite3, SqliteCloser>;
+using StatementPtr = std::unique_ptr<sqlite3_stmt, StatementFinalizer>;
+
+// A cached prepared statement lent to one caller. Parameters are 1-based, as in SQLite.
+// Destroying it resets the statement and clears its bindings so the cache can lend it again;
+// it must not outlive the Connection that lent it.
+class Statement {
+ public:
+  Statement(Statement&& other) noexcept;
+  Statement& operator=(Statement&&) = delete;
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+  ~Statement();
+
+  // A failed bind (index out of range, value too big) is remembered and reported by step(),
+  // so callers bind everything and check once.
+  void bind(int index, int64_t value);
+  void bind(int index, std::string_view text);
+
+  // Runs the statement one step: true when a row is ready to read, false when it is done.
+  // SQLITE_BUSY after the busy timeout becomes kBusy (retryable); anything else kInternal.
+  Result<bool> step();
+  // Steps until done, for statements that return no rows.
+  Status run();
+  // Rewinds the statement to run it again (SQLite refuses new bindings until then); the
+  // current bindings stay until replaced.
+  void reset();
+
+  // Columns are 0-based, as in SQLite; valid only after step() returned true.
+  int64_t column_int64(int index) const;
+  std::string column_text(int index) const;
+
+ private:
+  friend class Connection;
+  Statement(sqlite3_stmt* stmt, sqlite3* db, bool* in_use);
+
+  sqlite3_stmt* stmt_;
+  sqlite3* db_;
+  bool* in_use_;  // the cache's flag; cleared on destruction
+  int bind_error_ = 0;
+};
+
+// Exclusive use of a Database's connection for as long as it lives.
+class Connection {
+ public:
+  Connection(Connection&&) = default;
+
+  // The cached statement for `sql` (prepared on first use). `sql` must carry values only as
+  // `?` parameters, never spliced in. A statement is lent to one caller at a time: asking for
+  // one that is still lent is a programming error reported as kInternal.
+  Result<Statement> prepare(std::string_view sql);
+  // Runs parameterless SQL (transaction control, schema); not cached.
+  Status exec(const char* sql);
+  // Rows changed by the last INSERT, UPDATE or DELETE on this connection.
+  int64_t changes() const;
+
+ private:
+  friend class Database;
+  explicit Connection(Database* db);
+
+  std::unique_lock<std::mutex> lock_;
+  Database* db_;
+};
+
+// BEGIN IMMEDIATE ... COMMIT; rolls back when destroyed uncommitted (an early error return).
+// IMMEDIATE takes the write lock up front, so a read-then-write cannot deadlock against
+// another process upgrading its own read. Must not outlive its Connection, and statements
+// used inside it should be destroyed (reset) before commit().
+class Transaction {
+ public:
+  static Result<Transaction> begin(Connection& connection);
+  Transaction(Transaction&& other) noexcept;
+  Transaction& operator=(Transaction&&) = delete;
+  ~Transaction();
+
+  Status commit();
+
+ private:
+  explicit Transaction(Connection* connection) : connection_(connection) {}
+  Connection* connection_;  // null once committed or rolled back
+};
+
+class Database {
+ public:
+  // The schema this binary writes (PRAGMA user_version). Version 1: review_tickets and
+  // consistency_routes.
+  static constexpr int kSchemaVersion = 1;
+
+  // Opens (creating if needed) the SQLite file at `path`; ":memory:" gives a private
+  // in-memory database for tests. Enables WAL, synchronous=NORMAL, foreign keys and a 5 s
+  // busy timeout, then migrates the schema. Fails, with a message naming the path, when the
+  // path is a directory, cannot be created or written, is not an SQLite database, belongs to
+  // another application, or has a newer schema than kSchemaVersion (never altered then).
+  static Result<std::shared_ptr<Database>> open(const std::string& path);
+
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+  ~Database() = default;
+
+  // Blocks until this thread has the connection to itself.
+  Connection acquire() { return Connection(this); }
+
+  const std::string& path() const { return path_; }
+
+ private:
+  friend class Connection;
+  struct CachedStatement {
+    StatementPtr stmt;
+    bool in_use = false;
+  };
+
+  Database(std::string path, SqlitePtr db) : path_(std::move(path)), db_(std::move(db)) {}
+  Status configure();
+  Status migrate();
+
+  const std::string path_;
+  std::mutex mutex_;
+  SqlitePtr db_;  // guarded by mutex_
+  // Declared after db_ so the statements are finalized before the connection closes.
+  std::unordered_map<std::string, CachedStatement> statements_;  // guarded by mutex_
+};
+
+}  // namespace tandem::store
