@@ -230,6 +230,12 @@ void parse_server(Section s, ServerConfig& out) {
         key.key_sha256 = sha256_hex(read_secret(k, "key", true));
       }
       k.get("models", key.models);
+      k.get("privacy", key.privacy);
+      if (!key.privacy.empty() && key.privacy != "local-only") {
+        k.fail(k.node()["privacy"], k.key_path("privacy"),
+               "must be local-only (or absent), not '" + key.privacy + "'");
+      }
+      k.get("reviewer", key.reviewer);
       k.finish();
       out.api_keys.push_back(std::move(key));
     }
@@ -305,6 +311,127 @@ void parse_upstream(Section s, UpstreamConfig& out) {
   s.finish();
 }
 
+void one_of(Section& s, const std::string& key, const std::string& value,
+            std::initializer_list<const char*> allowed) {
+  std::string list;
+  for (const char* option : allowed) {
+    if (value == option) {
+      return;
+    }
+    list += (list.empty() ? "" : ", ") + std::string(option);
+  }
+  s.fail(s.node()[key], s.key_path(key), "must be one of " + list + ", not '" + value + "'");
+}
+
+// `patterns: [{name, regex}]`; the regex itself is compiled (and checked) by the router.
+void get_patterns(Section& s, const std::string& key, std::vector<NamedPattern>& out) {
+  const YAML::Node list = s.child(key);
+  if (!list || list.IsNull()) {
+    return;
+  }
+  if (!list.IsSequence()) {
+    s.fail(list, s.key_path(key), "must be a list of {name, regex}");
+  }
+  for (size_t i = 0; i < list.size(); ++i) {
+    Section item(list[i], s.key_path(key + "[" + std::to_string(i) + "]"), s.source());
+    NamedPattern pattern;
+    item.get("name", pattern.name);
+    item.get("regex", pattern.regex);
+    if (pattern.name.empty() || pattern.regex.empty()) {
+      item.fail(list[i], item.key_path("name"), "needs a name and a regex");
+    }
+    item.finish();
+    out.push_back(std::move(pattern));
+  }
+}
+
+// `keywords: [{name, words: [...]}]`.
+void get_word_lists(Section& s, const std::string& key, std::vector<NamedWords>& out) {
+  const YAML::Node list = s.child(key);
+  if (!list || list.IsNull()) {
+    return;
+  }
+  if (!list.IsSequence()) {
+    s.fail(list, s.key_path(key), "must be a list of {name, words}");
+  }
+  for (size_t i = 0; i < list.size(); ++i) {
+    Section item(list[i], s.key_path(key + "[" + std::to_string(i) + "]"), s.source());
+    NamedWords words;
+    item.get("name", words.name);
+    item.get("words", words.words);
+    if (words.name.empty() || words.words.empty()) {
+      item.fail(list[i], item.key_path("name"), "needs a name and at least one word");
+    }
+    item.finish();
+    out.push_back(std::move(words));
+  }
+}
+
+void parse_routing(Section s, RoutingConfig& out) {
+  s.get("edge_to_cloud", out.edge_to_cloud);
+  s.get("cloud_to_edge", out.cloud_to_edge);
+  s.get("cloud_model", out.cloud_model);
+  s.get("pattern", out.pattern);
+  one_of(s, "pattern", out.pattern, {"ingress", "cascade", "speculative", "collaborate"});
+  s.get<uint32_t>("edge_latency_budget_ms", out.edge_latency_budget_ms);
+  s.get("database", out.database);
+
+  Section privacy = s.section("privacy");
+  privacy.get("enabled", out.privacy.enabled);
+  privacy.get("disabled_detectors", out.privacy.disabled_detectors);
+  get_patterns(privacy, "patterns", out.privacy.patterns);
+  get_word_lists(privacy, "keywords", out.privacy.keywords);
+  privacy.finish();
+
+  Section ingress = s.section("ingress");
+  ingress.get("model", out.ingress.model);
+  ingress.get("threshold", out.ingress.threshold, 0.0, 1.0);
+  ingress.get("cloud_share", out.ingress.cloud_share, 0.0, 1.0);
+  ingress.get("below", out.ingress.below);
+  one_of(ingress, "below", out.ingress.below, {"edge", "cascade"});
+  ingress.finish();
+
+  Section cascade = s.section("cascade");
+  cascade.get("threshold", out.cascade.threshold, 0.0, 1.0);
+  cascade.get<uint32_t>("min_tokens", out.cascade.min_tokens, 1, 1u << 20);
+  cascade.get("early_stop", out.cascade.early_stop);
+  cascade.get("streaming", out.cascade.streaming);
+  one_of(cascade, "streaming", out.cascade.streaming, {"hold", "revise"});
+  Section weights = cascade.section("weights");
+  weights.get("bias", out.cascade.weights.bias, -100.0, 100.0);
+  weights.get("mean_logprob", out.cascade.weights.mean_logprob, -100.0, 100.0);
+  weights.get("min_logprob", out.cascade.weights.min_logprob, -100.0, 100.0);
+  weights.get("mean_entropy", out.cascade.weights.mean_entropy, -100.0, 100.0);
+  weights.get("mean_margin", out.cascade.weights.mean_margin, -100.0, 100.0);
+  weights.finish();
+  cascade.finish();
+
+  Section speculative = s.section("speculative");
+  speculative.get("judge", out.speculative.judge);
+  one_of(speculative, "judge", out.speculative.judge, {"match", "confidence", "prompt"});
+  speculative.get("cloud_confidence", out.speculative.cloud_confidence, 0.0, 1.0);
+  speculative.finish();
+
+  Section collaborate = s.section("collaborate");
+  collaborate.get("entropy_threshold", out.collaborate.entropy_threshold, 0.0, 100.0);
+  collaborate.get<uint32_t>("cloud_tokens", out.collaborate.cloud_tokens, 1, 4096);
+  collaborate.get<uint32_t>("max_handoffs", out.collaborate.max_handoffs, 0, 1024);
+  collaborate.finish();
+
+  Section review = s.section("review");
+  review.get("enabled", out.review.enabled);
+  review.get("cloud_threshold", out.review.cloud_threshold, 0.0, 1.0);
+  get_word_lists(review, "keywords", out.review.keywords);
+  get_patterns(review, "patterns", out.review.patterns);
+  review.finish();
+
+  Section consistency = s.section("consistency");
+  consistency.get("enabled", out.consistency.enabled);
+  consistency.get<uint32_t>("ttl_s", out.consistency.ttl_s, 1, 365u * 24 * 3600);
+  consistency.finish();
+  s.finish();
+}
+
 void parse_root(const YAML::Node& root, const std::string& source, GatewayConfig& config) {
   Section top(root, "", source);
   parse_server(top.section("server"), config.server);
@@ -330,11 +457,7 @@ void parse_root(const YAML::Node& root, const std::string& source, GatewayConfig
     }
   }
   cloud_section.finish();
-  Section routing = top.section("routing");
-  routing.get("edge_to_cloud", config.routing.edge_to_cloud);
-  routing.get("cloud_to_edge", config.routing.cloud_to_edge);
-  routing.get("cloud_model", config.routing.cloud_model);
-  routing.finish();
+  parse_routing(top.section("routing"), config.routing);
   top.finish();
 
   if (!config.edge.enabled && config.upstreams.empty()) {

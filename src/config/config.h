@@ -18,6 +18,9 @@ struct ClientKey {
   std::string name;
   std::string key_sha256;           // hex, lower case
   std::vector<std::string> models;  // models this key may use; empty: all
+  // Per-key routing policy: "local-only" pins every query of this client to the edge.
+  std::string privacy;
+  bool reviewer = false;  // may list and answer human-review tickets
 };
 
 struct ServerConfig {
@@ -89,11 +92,92 @@ struct UpstreamConfig {
   size_t max_response_bytes = 8 << 20;
 };
 
+// A configurable privacy pattern (RE2 syntax) or keyword list.
+struct NamedPattern {
+  std::string name;
+  std::string regex;
+};
+struct NamedWords {
+  std::string name;
+  std::vector<std::string> words;
+};
+
+struct PrivacyConfig {
+  bool enabled = true;
+  std::vector<std::string> disabled_detectors;  // built-in detectors switched off
+  std::vector<NamedPattern> patterns;
+  std::vector<NamedWords> keywords;
+};
+
+// The learned combination of the edge's token signals into P(the edge answer is good):
+// sigmoid(bias + sum(weight * signal)). The defaults are a logistic fit of P(correct) on the
+// answer logprob of llama3.1-8b in the shared routing traces (docs/ROUTING.md); the other
+// terms start at 0 until calibrated on the deployment's own traffic.
+struct ConfidenceWeights {
+  double bias = 1.753;
+  double mean_logprob = 3.54;
+  double min_logprob = 0.0;
+  double mean_entropy = 0.0;
+  double mean_margin = 0.0;
+};
+
+struct CascadeConfig {             // P1: edge first, escalate on low confidence
+  double threshold = 0.5;          // combined confidence below this escalates
+  uint32_t min_tokens = 4;         // no early stop before this many edge tokens
+  bool early_stop = true;          // stop the edge once escalation is certain
+  std::string streaming = "hold";  // "hold" edge tokens until decided, or "revise"
+  ConfidenceWeights weights;
+};
+
+struct IngressConfig {  // P2: the complexity classifier at ingress
+  std::string model;    // weights file; empty: the shipped default
+  // Score at or above this goes to the cloud. Unset (< 0): the threshold the weights file
+  // recorded, on its training data, for `cloud_share` of the traffic.
+  double threshold = -1.0;
+  double cloud_share = 0.3;
+  std::string below = "cascade";  // pattern when the score is below: "edge" or "cascade"
+};
+
+struct SpeculativeConfig {        // P3: edge answers at once, the cloud verifies
+  std::string judge = "match";    // "match", "confidence" or "prompt"
+  double cloud_confidence = 0.7;  // judge "confidence": cloud confidence needed to overrule
+};
+
+struct CollaborateConfig {         // token-level edge-cloud collaboration
+  double entropy_threshold = 2.5;  // nats; above this the cloud continues
+  uint32_t cloud_tokens = 8;       // tokens the cloud writes per hand-off
+  uint32_t max_handoffs = 8;
+};
+
+struct ReviewConfig {  // the human tier
+  bool enabled = false;
+  double cloud_threshold = 0.3;      // escalated cloud answers below this confidence go to review
+  std::vector<NamedWords> keywords;  // queries matching these always go to review
+  std::vector<NamedPattern> patterns;
+};
+
+struct ConsistencyConfig {  // ConsRoute: similar queries of a client keep their tier
+  bool enabled = true;
+  uint32_t ttl_s = 3600;
+};
+
 struct RoutingConfig {
   // `model: tandem` and explicit models may move to the other tier when theirs fails.
   bool edge_to_cloud = true;
   bool cloud_to_edge = true;
   std::string cloud_model;  // cloud model for `tandem`; empty: the first upstream's first model
+  // What `model: tandem` does when no rule decides: "ingress" (P2 classifier), "cascade" (P1),
+  // "speculative" (P3) or "collaborate" (token-level).
+  std::string pattern = "ingress";
+  uint32_t edge_latency_budget_ms = 300;  // budgets at or below this stay on the edge
+  std::string database;  // SQLite file for reviews and consistency memory; empty: in memory
+  PrivacyConfig privacy;
+  IngressConfig ingress;
+  CascadeConfig cascade;
+  SpeculativeConfig speculative;
+  CollaborateConfig collaborate;
+  ReviewConfig review;
+  ConsistencyConfig consistency;
 };
 
 struct GatewayConfig {

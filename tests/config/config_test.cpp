@@ -127,6 +127,64 @@ TEST(ConfigTest, RejectsConfigsThatCannotWork) {
   expect_error("server:\n  api_keys:\n    - key_sha256: abc\n", "must be 64 lower-case hex digits");
 }
 
+TEST(ConfigTest, ReadsTheRoutingSection) {
+  auto config = parse_config(R"(
+server:
+  api_keys:
+    - {name: ops, key_sha256: 0000000000000000000000000000000000000000000000000000000000000000,
+       privacy: local-only, reviewer: true}
+routing:
+  pattern: cascade
+  edge_latency_budget_ms: 150
+  database: /tmp/tandem.db
+  privacy:
+    disabled_detectors: [ip_address]
+    patterns: [{name: employee_id, regex: "EMP-[0-9]{6}"}]
+    keywords: [{name: medical, words: [HIV, diagnosis]}]
+  ingress: {threshold: 0.3, below: edge}
+  cascade: {threshold: 0.6, min_tokens: 8, early_stop: false, streaming: revise,
+            weights: {bias: 0.5, mean_logprob: 2, min_logprob: 0.1, mean_entropy: -0.2}}
+  speculative: {judge: prompt, cloud_confidence: 0.9}
+  collaborate: {entropy_threshold: 3, cloud_tokens: 4, max_handoffs: 2}
+  review: {enabled: true, cloud_threshold: 0.2, keywords: [{name: legal, words: [lawsuit]}]}
+  consistency: {enabled: false, ttl_s: 60}
+)",
+                             "test.yaml");
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  const auto& r = config->routing;
+  EXPECT_EQ(config->server.api_keys[0].privacy, "local-only");
+  EXPECT_TRUE(config->server.api_keys[0].reviewer);
+  EXPECT_EQ(r.pattern, "cascade");
+  EXPECT_EQ(r.edge_latency_budget_ms, 150u);
+  EXPECT_EQ(r.privacy.disabled_detectors, std::vector<std::string>{"ip_address"});
+  EXPECT_EQ(r.privacy.patterns[0].regex, "EMP-[0-9]{6}");
+  EXPECT_EQ(r.privacy.keywords[0].words.size(), 2u);
+  EXPECT_EQ(r.ingress.below, "edge");
+  EXPECT_EQ(r.cascade.streaming, "revise");
+  EXPECT_DOUBLE_EQ(r.cascade.weights.mean_entropy, -0.2);
+  EXPECT_EQ(r.speculative.judge, "prompt");
+  EXPECT_EQ(r.collaborate.max_handoffs, 2u);
+  EXPECT_TRUE(r.review.enabled);
+  EXPECT_EQ(r.review.keywords[0].name, "legal");
+  EXPECT_FALSE(r.consistency.enabled);
+}
+
+TEST(ConfigTest, RoutingErrorsNameTheKey) {
+  expect_error("routing:\n  pattern: magic\n", "routing.pattern: must be one of ingress");
+  expect_error("routing:\n  cascade: {streaming: maybe}\n", "routing.cascade.streaming");
+  expect_error("routing:\n  ingress: {threshold: 2}\n", "routing.ingress.threshold");
+  expect_error("routing:\n  speculative: {judge: vibes}\n", "routing.speculative.judge");
+  expect_error("routing:\n  privacy: {patterns: [{name: x}]}\n",
+               "routing.privacy.patterns[0].name: needs a name and a regex");
+  expect_error("routing:\n  review: {keywords: [{name: legal, words: []}]}\n",
+               "needs a name and at least one word");
+  expect_error("routing:\n  cascade: {weights: {bais: 1}}\n",
+               "routing.cascade.weights.bais: unknown key");
+  expect_error(
+      "server:\n  api_keys: [{name: a, key_sha256: " + std::string(64, '0') + ", privacy: open}]\n",
+      "must be local-only");
+}
+
 TEST(ConfigTest, MissingFileIsNotFound) {
   auto config = load_config("/nonexistent/tandem.yaml");
   ASSERT_FALSE(config.ok());
