@@ -1,0 +1,90 @@
+#pragma once
+// The routing policy: a pure function of the request's signals, the configuration and a
+// snapshot of tier health. Rules come first (privacy, human review, capability, health,
+// latency), then the consistency memory, then the configured pattern (P2 classifier at
+// ingress, P1 cascade, P3 speculative, token-level collaboration). Every decision carries
+// machine-readable reasons, so a decision can always be explained and replayed.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "routing/privacy_scanner.h"
+
+namespace tandem::routing {
+
+enum class Tier { kNone, kEdge, kCloud, kHuman };
+const char* tier_name(Tier tier);
+
+// How the chosen tiers cooperate on the answer.
+enum class Pattern {
+  kNone,         // no tier can answer (the reasons say why)
+  kEdge,         // the edge answers; the cloud only on edge failure, if allowed
+  kCloud,        // the cloud answers; the edge only on cloud failure, degraded
+  kCascade,      // P1: edge first, escalate to the cloud when its confidence is low
+  kSpeculative,  // P3: edge answer streamed at once, the cloud verifies
+  kCollaborate,  // token-level: the cloud continues where the edge is uncertain
+  kReview,       // a human answers (review queue)
+};
+const char* pattern_name(Pattern pattern);
+// "cascade" -> kCascade ...; nullopt for "ingress" (the classifier picks) and unknown names.
+std::optional<Pattern> parse_pattern(std::string_view name);
+// The names a client may ask for: the configurable patterns plus a plain tier.
+inline constexpr const char* kPatternNames[] = {"ingress",     "cascade", "speculative",
+                                                "collaborate", "edge",    "cloud"};
+
+struct Reason {
+  std::string code;    // stable, machine-readable: "privacy.payment_card", "cloud.offline", ...
+  std::string detail;  // for people
+};
+
+// What the request itself says, parsed from headers and the key's policy.
+struct RequestHints {
+  bool privacy_header = false;  // X-Tandem-Privacy: local-only
+  bool key_local_only = false;  // the API key's policy
+  bool review_header = false;   // X-Tandem-Review: required
+  std::optional<uint32_t> latency_budget_ms;
+  // X-Tandem-Pattern: a client's explicit choice, one of kPatternNames; empty: configured.
+  std::string pattern;
+  std::string client;  // API key name, X-Tandem-Client or the `user` field
+  // Fields only a cloud model can honour (tools, response_format...).
+  std::vector<std::string> cloud_only_fields;
+};
+
+struct RememberedTier {
+  Tier tier = Tier::kNone;
+  std::string reason;
+  int64_t age_ms = 0;
+};
+
+struct RouteSignals {
+  RequestHints hints;
+  std::vector<PrivacyFinding> privacy;  // data that must not leave the device
+  std::vector<PrivacyFinding> review;   // matches of the review rules
+  double complexity = 0.0;              // P(the cloud is needed), from the classifier
+  std::optional<RememberedTier> remembered;
+};
+
+struct HealthSnapshot {
+  bool edge_available = true;
+  std::string edge_problem;
+  bool cloud_configured = true;
+  bool cloud_online = true;
+  std::string cloud_problem;
+};
+
+struct Decision {
+  Tier tier = Tier::kNone;  // the tier that works on the query first
+  Pattern pattern = Pattern::kNone;
+  bool cloud_allowed = true;  // false: nothing of this request may leave the device
+  bool from_memory = false;   // the consistency memory decided
+  std::vector<Reason> reasons;
+  std::optional<std::string> notice;  // a capability notice for the client (offline...)
+};
+
+Decision decide(const config::RoutingConfig& config, const RouteSignals& signals,
+                const HealthSnapshot& health);
+
+}  // namespace tandem::routing

@@ -1,0 +1,212 @@
+#include "routing/router.h"
+
+#include <algorithm>
+
+namespace tandem::routing {
+namespace {
+
+using nlohmann::json;
+
+PrivacyRules privacy_rules(const config::PrivacyConfig& config) {
+  PrivacyRules rules;
+  rules.disabled_detectors = config.disabled_detectors;
+  for (const auto& p : config.patterns) {
+    rules.patterns.push_back({p.name, p.regex});
+  }
+  for (const auto& k : config.keywords) {
+    rules.keyword_lists.push_back({k.name, k.words});
+  }
+  return rules;
+}
+
+// The review rules reuse the scanner with only the configured patterns and keywords.
+PrivacyRules review_rules(const config::ReviewConfig& config) {
+  PrivacyRules rules;
+  rules.disabled_detectors = PrivacyScanner::builtin_detectors();
+  for (const auto& p : config.patterns) {
+    rules.patterns.push_back({p.name, p.regex});
+  }
+  for (const auto& k : config.keywords) {
+    rules.keyword_lists.push_back({k.name, k.words});
+  }
+  return rules;
+}
+
+}  // namespace
+
+Result<double> threshold_for_share(const ComplexityModel& model, double cloud_share) {
+  // The weights file lists (cloud_share, threshold) pairs measured on its training data;
+  // thresholds fall as the share grows. Between two pairs, interpolate linearly.
+  std::vector<std::pair<double, double>> points;
+  const auto& metadata = model.metadata();
+  if (metadata.contains("thresholds") && metadata["thresholds"].is_array()) {
+    for (const auto& entry : metadata["thresholds"]) {
+      if (entry.contains("cloud_share") && entry.contains("threshold") &&
+          entry["cloud_share"].is_number() && entry["threshold"].is_number()) {
+        points.emplace_back(entry["cloud_share"].get<double>(), entry["threshold"].get<double>());
+      }
+    }
+  }
+  if (points.empty()) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "the classifier's weights record no thresholds for a cloud share");
+  }
+  std::sort(points.begin(), points.end());
+  if (cloud_share <= points.front().first) {
+    return points.front().second;
+  }
+  for (size_t i = 1; i < points.size(); ++i) {
+    if (cloud_share <= points[i].first) {
+      const auto [s0, t0] = points[i - 1];
+      const auto [s1, t1] = points[i];
+      return t0 + (t1 - t0) * (cloud_share - s0) / (s1 - s0);
+    }
+  }
+  return points.back().second;
+}
+
+Router::Router(config::RoutingConfig config, PrivacyScanner privacy,
+               std::optional<PrivacyScanner> review, std::shared_ptr<const ComplexityModel> model)
+    : config_(std::move(config)),
+      privacy_(std::move(privacy)),
+      review_(std::move(review)),
+      model_(std::move(model)) {}
+
+Result<std::shared_ptr<const Router>> Router::create(const config::RoutingConfig& config) {
+  for (const auto& name : config.privacy.disabled_detectors) {
+    const auto& known = PrivacyScanner::builtin_detectors();
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      std::string list;
+      for (const auto& k : known) {
+        list += (list.empty() ? "" : ", ") + k;
+      }
+      return make_error(ErrorCode::kInvalidArgument,
+                        "routing.privacy.disabled_detectors: unknown detector '" + name +
+                            "' (known: " + list + ")");
+    }
+  }
+  auto privacy = PrivacyScanner::create(privacy_rules(config.privacy));
+  if (!privacy) {
+    return make_error(ErrorCode::kInvalidArgument, "routing.privacy: " + privacy.error().message);
+  }
+  std::optional<PrivacyScanner> review;
+  if (!config.review.keywords.empty() || !config.review.patterns.empty()) {
+    auto scanner = PrivacyScanner::create(review_rules(config.review));
+    if (!scanner) {
+      return make_error(ErrorCode::kInvalidArgument, "routing.review: " + scanner.error().message);
+    }
+    review = std::move(scanner).value();
+  }
+  std::shared_ptr<const ComplexityModel> model;
+  if (config.ingress.model.empty()) {
+    model = std::shared_ptr<const ComplexityModel>(&ComplexityModel::builtin(),
+                                                   [](const ComplexityModel*) {});
+  } else {
+    auto loaded = ComplexityModel::load(config.ingress.model);
+    if (!loaded) {
+      return make_error(loaded.error().code, "routing.ingress.model: " + loaded.error().message);
+    }
+    model = std::make_shared<const ComplexityModel>(std::move(loaded).value());
+  }
+  config::RoutingConfig resolved = config;
+  if (resolved.ingress.threshold < 0) {
+    auto threshold = threshold_for_share(*model, resolved.ingress.cloud_share);
+    if (!threshold) {
+      return make_error(
+          ErrorCode::kInvalidArgument,
+          "routing.ingress: " + threshold.error().message + "; set routing.ingress.threshold");
+    }
+    resolved.ingress.threshold = threshold.value();
+  }
+  return std::shared_ptr<const Router>(
+      new Router(resolved, std::move(privacy).value(), std::move(review), std::move(model)));
+}
+
+RouteSignals Router::signals(const RouteInput& input) const {
+  RouteSignals s;
+  s.hints = input.hints;
+  if (config_.privacy.enabled) {
+    s.privacy = privacy_.scan(input.text);
+  }
+  if (review_ && config_.review.enabled) {
+    s.review = review_->scan(input.text);
+  }
+  s.complexity = model_->score(extract_features(input.prompt));
+  return s;
+}
+
+json to_json(const std::vector<PrivacyFinding>& findings) {
+  json out = json::array();
+  for (const auto& f : findings) {
+    out.push_back({{"detector", f.detector},
+                   {"offset", f.offset},
+                   {"length", f.length},
+                   {"masked", f.masked}});
+  }
+  return out;
+}
+
+json to_json(const Decision& decision) {
+  json reasons = json::array();
+  for (const auto& r : decision.reasons) {
+    reasons.push_back({{"code", r.code}, {"detail", r.detail}});
+  }
+  return {{"tier", decision.tier == Tier::kNone ? json(nullptr) : json(tier_name(decision.tier))},
+          {"pattern", pattern_name(decision.pattern)},
+          {"cloud_allowed", decision.cloud_allowed},
+          {"from_memory", decision.from_memory},
+          {"reasons", std::move(reasons)},
+          {"notice", decision.notice ? json(*decision.notice) : json(nullptr)}};
+}
+
+json Router::explain(const RouteInput& input, const RouteSignals& signals, const Decision& decision,
+                     const HealthSnapshot& health, bool detailed) const {
+  json complexity = {{"score", signals.complexity},
+                     {"threshold", config_.ingress.threshold},
+                     {"model", std::string(model_->version())}};
+  if (detailed) {
+    const PromptFeatures features = extract_features(input.prompt);
+    json contributions = json::array();
+    for (const auto& c : model_->explain(features, kFeatureCount)) {
+      contributions.push_back({{"feature", std::string(c.feature)},
+                               {"value", c.value},
+                               {"contribution", c.contribution}});
+    }
+    complexity["features"] = std::move(contributions);
+  }
+  const RequestHints& h = signals.hints;
+  json remembered = nullptr;
+  if (signals.remembered) {
+    remembered = {{"tier", tier_name(signals.remembered->tier)},
+                  {"reason", signals.remembered->reason},
+                  {"age_ms", signals.remembered->age_ms}};
+  }
+  return {
+      {"decision", to_json(decision)},
+      {"signals",
+       {{"privacy",
+         {{"findings", to_json(signals.privacy)},
+          {"header_local_only", h.privacy_header},
+          {"key_local_only", h.key_local_only}}},
+        {"review", {{"findings", to_json(signals.review)}, {"header", h.review_header}}},
+        {"complexity", std::move(complexity)},
+        {"latency_budget_ms", h.latency_budget_ms ? json(*h.latency_budget_ms) : json(nullptr)},
+        {"client", h.client.empty() ? json(nullptr) : json(h.client)},
+        {"requested_pattern", h.pattern.empty() ? json(nullptr) : json(h.pattern)},
+        {"cloud_only_fields", h.cloud_only_fields},
+        {"consistency", std::move(remembered)},
+        {"health",
+         {{"edge_available", health.edge_available},
+          {"cloud_configured", health.cloud_configured},
+          {"cloud_online", health.cloud_online}}},
+        {"prompt", {{"chars", input.prompt.total_chars}, {"turns", input.prompt.turns}}}}},
+      {"thresholds",
+       {{"ingress", config_.ingress.threshold},
+        {"cascade", config_.cascade.threshold},
+        {"edge_latency_budget_ms", config_.edge_latency_budget_ms},
+        {"collaborate_entropy", config_.collaborate.entropy_threshold},
+        {"review_cloud", config_.review.cloud_threshold}}},
+  };
+}
+
+}  // namespace tandem::routing

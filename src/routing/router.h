@@ -1,0 +1,64 @@
+#pragma once
+// The router: computes a request's signals (privacy scan, review rules, prompt features and
+// the complexity classifier) and applies the policy. Built once from the configuration at
+// start-up (patterns compiled, weights loaded); afterwards immutable and safe to share between
+// threads. No I/O on the request path: the consistency memory is looked up by the caller and
+// handed in as a signal.
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+#include "config/config.h"
+#include "routing/complexity_model.h"
+#include "routing/policy.h"
+#include "routing/privacy_scanner.h"
+#include "routing/prompt_features.h"
+
+namespace tandem::routing {
+
+// What the router reads of a request.
+struct RouteInput {
+  PromptView prompt;      // views into the request's messages
+  std::string_view text;  // every message's text (what would be sent out), for the scans
+  RequestHints hints;
+};
+
+class Router {
+ public:
+  static Result<std::shared_ptr<const Router>> create(const config::RoutingConfig& config);
+
+  RouteSignals signals(const RouteInput& input) const;
+  Decision decide(const RouteSignals& signals, const HealthSnapshot& health) const {
+    return routing::decide(config_, signals, health);
+  }
+
+  // The decision and every signal behind it, for `tandem route --explain`, /v1/tandem/route
+  // and the decision record. `detailed` adds the classifier's feature contributions.
+  nlohmann::json explain(const RouteInput& input, const RouteSignals& signals,
+                         const Decision& decision, const HealthSnapshot& health,
+                         bool detailed) const;
+
+  const config::RoutingConfig& config() const { return config_; }
+  const ComplexityModel& model() const { return *model_; }
+
+ private:
+  Router(config::RoutingConfig config, PrivacyScanner privacy, std::optional<PrivacyScanner> review,
+         std::shared_ptr<const ComplexityModel> model);
+
+  config::RoutingConfig config_;
+  PrivacyScanner privacy_;
+  std::optional<PrivacyScanner> review_;  // only when review rules are configured
+  std::shared_ptr<const ComplexityModel> model_;
+};
+
+// The classifier threshold that sent `cloud_share` of its training traffic to the cloud (from
+// the weights file's metadata); fails when the file records none.
+Result<double> threshold_for_share(const ComplexityModel& model, double cloud_share);
+
+nlohmann::json to_json(const Decision& decision);
+nlohmann::json to_json(const std::vector<PrivacyFinding>& findings);
+
+}  // namespace tandem::routing
