@@ -15,4 +15,13 @@ std::function<int()> add_serve_command(CLI::App& app);
 // Registers `tandem models inspect`.
 std::function<int()> add_models_command(CLI::App& app);
 
+// Registers `tandem router train|eval|explain` (the ingress complexity classifier).
+std::function<int()> add_router_command(CLI::App& app);
+
+// Registers `tandem route` (the routing decision for a prompt, without generating).
+std::function<int()> add_route_command(CLI::App& app);
+
+// Registers `tandem review list|show|answer|reject` (the human review queue).
+std::function<int()> add_review_command(CLI::App& app);
+
 }  // namespace tandem::cli

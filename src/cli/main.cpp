@@ -18,6 +18,9 @@ int run_cli(int argc, char** argv) {
   const auto run = tandem::cli::add_run_command(app);
   const auto models = tandem::cli::add_models_command(app);
   const auto serve = tandem::cli::add_serve_command(app);
+  const auto router = tandem::cli::add_router_command(app);
+  const auto route = tandem::cli::add_route_command(app);
+  const auto review = tandem::cli::add_review_command(app);
 
   try {
     app.parse(argc, argv);
@@ -39,6 +42,15 @@ int run_cli(int argc, char** argv) {
   }
   if (app.got_subcommand("serve")) {
     return serve();
+  }
+  if (app.got_subcommand("router")) {
+    return router();
+  }
+  if (app.got_subcommand("route")) {
+    return route();
+  }
+  if (app.got_subcommand("review")) {
+    return review();
   }
   std::cerr << app.help();
   return 2;

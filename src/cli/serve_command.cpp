@@ -11,6 +11,7 @@
 #include "engine/generate.h"
 #include "engine/llama_backend.h"
 #include "net/asio.h"
+#include "routing/router.h"
 #include "server/http_server.h"
 
 namespace tandem::cli {
@@ -64,6 +65,11 @@ int serve(const ServeFlags& flags) {
   if (config.edge.model.empty()) {
     config.edge.model = shipped_model();
   }
+  // A bad routing pattern or weights file fails now, not after the model has loaded.
+  if (auto router = routing::Router::create(config.routing); !router) {
+    std::cerr << "tandem serve: " << router.error().message << "\n";
+    return 1;
+  }
 
   std::unique_ptr<engine::Engine> engine;
   std::string edge_problem = "disabled in the configuration (edge.enabled: false)";
@@ -104,8 +110,13 @@ int serve(const ServeFlags& flags) {
     upstreams.push_back(std::move(created).value());
   }
 
-  auto gateway = std::make_shared<server::Gateway>(std::move(config), std::move(engine),
-                                                   std::move(edge_problem), std::move(upstreams));
+  auto made = server::Gateway::create(std::move(config), std::move(engine), std::move(edge_problem),
+                                      std::move(upstreams));
+  if (!made) {
+    std::cerr << "tandem serve: " << made.error().message << "\n";
+    return 1;
+  }
+  auto gateway = std::move(made).value();
   auto created = server::HttpServer::create(gateway);
   if (!created) {
     std::cerr << "tandem serve: " << created.error().message << "\n";

@@ -2,116 +2,121 @@
 
 #include <algorithm>
 
-#include "engine/text_stream.h"
-#include "net/async_queue.h"
+#include "common/log.h"
+#include "routing/query_cluster.h"
+#include "server/gateway_util.h"
+#include "server/patterns.h"
 
 namespace tandem::server {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using nlohmann::json;
-using upstream::ApiKind;
+using routing::Pattern;
 
-double ms_since(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
+// The text of a message list the way the router reads it: the last user message, the system
+// prompt, and everything (what would be sent out) for the scans.
+struct PromptText {
+  std::string all;
+  std::string system;
+  std::string last_user;
+  size_t turns = 0;
+};
 
-json bytes_of(const std::string& text) {
-  json bytes = json::array();
-  for (unsigned char c : text) {
-    bytes.push_back(static_cast<int>(c));
+PromptText prompt_text(const CompletionRequest& request) {
+  PromptText text;
+  if (request.kind == upstream::ApiKind::kCompletion) {
+    text.all = request.prompt;
+    text.last_user = request.prompt;
+    text.turns = 1;
+    return text;
   }
-  return bytes;
-}
-
-// One edge token's logprobs in the request's API format.
-json edge_logprobs(const engine::TokenEvent& event, ApiKind kind, size_t text_offset) {
-  const std::string token = engine::utf8_sanitize(event.piece);
-  if (kind == ApiKind::kChat) {
-    json top = json::array();
-    for (size_t i = 0; i < event.signals.top.size(); ++i) {
-      const std::string alt = engine::utf8_sanitize(event.top_pieces[i]);
-      top.push_back({{"token", alt},
-                     {"logprob", event.signals.top[i].logprob},
-                     {"bytes", bytes_of(event.top_pieces[i])}});
+  for (const auto& m : request.messages) {
+    if (!text.all.empty()) {
+      text.all += '\n';
     }
-    return json::array({{{"token", token},
-                         {"logprob", event.signals.logprob},
-                         {"bytes", bytes_of(event.piece)},
-                         {"top_logprobs", std::move(top)}}});
-  }
-  json top = json::object();
-  for (size_t i = 0; i < event.signals.top.size(); ++i) {
-    top[engine::utf8_sanitize(event.top_pieces[i])] = event.signals.top[i].logprob;
-  }
-  return {{"tokens", json::array({token})},
-          {"token_logprobs", json::array({event.signals.logprob})},
-          {"top_logprobs", json::array({std::move(top)})},
-          {"text_offset", json::array({text_offset})}};
-}
-
-// A cloud chunk's logprobs in the same shape as edge_logprobs (chat: the content list).
-json cloud_logprobs(const json& logprobs, ApiKind kind) {
-  if (logprobs.is_null()) {
-    return nullptr;
-  }
-  if (kind == ApiKind::kChat) {
-    if (logprobs.is_object() && logprobs.contains("content") && logprobs["content"].is_array()) {
-      return logprobs["content"];
+    text.all += m.content;
+    if (m.role == "system" || m.role == "developer") {
+      text.system += m.content;
+    } else {
+      ++text.turns;
+      if (m.role == "user") {
+        text.last_user = m.content;
+      }
     }
-    return nullptr;
   }
-  return logprobs;
+  return text;
 }
 
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& item : items) {
-    out += (out.empty() ? "" : ", ") + item;
+// What the router reads; views into `text`, which must outlive it.
+routing::RouteInput route_input(const CompletionRequest& request, const RequestContext& context,
+                                const PromptText& text) {
+  routing::RouteInput input;
+  input.text = text.all;
+  input.prompt.system = text.system;
+  input.prompt.last_user = text.last_user;
+  input.prompt.total_chars = text.all.size();
+  input.prompt.turns = std::max<size_t>(text.turns, 1);
+  input.hints = context.hints;
+  input.hints.cloud_only_fields = request.cloud_only_fields;
+  if (input.hints.client.empty()) {
+    input.hints.client = request.user;
   }
-  return out;
+  return input;
 }
 
-ApiError unavailable(std::string message, std::string code) {
-  ApiError e;
-  e.status = 503;
-  e.type = "server_error";
-  e.code = std::move(code);
-  e.message = std::move(message);
-  return e;
+// One JSON log line per routed request: the decision, never the prompt.
+void trace_decision(const DecisionRecord& record) {
+  std::vector<std::string> codes;
+  if (record.routing.contains("decision")) {
+    for (const auto& reason : record.routing["decision"]["reasons"]) {
+      codes.push_back(reason["code"].get<std::string>());
+    }
+  }
+  const json full = record.to_json();
+  LogFields fields = {{"tier", record.tier.empty() ? "none" : record.tier},
+                      {"tiers", join(record.tiers)},
+                      {"pattern", record.pattern},
+                      {"reasons", join(codes)},
+                      {"data_left_device", record.data_left_device ? "true" : "false"},
+                      {"cost_usd", full["cost_usd"].dump()},
+                      {"latency_ms", std::to_string(record.latency_ms)}};
+  if (!record.escalation.is_null()) {
+    fields.emplace_back("escalation", record.escalation["reason"].get<std::string>());
+  }
+  if (!record.review.is_null()) {
+    fields.emplace_back("ticket", record.review["ticket"].get<std::string>());
+  }
+  log_event(LogLevel::kInfo, "routing", "decision", fields);
 }
 
-using EdgeItem = std::variant<engine::TokenEvent, engine::CompletionSummary, Error>;
+enum class Step { kEdge, kCloud, kCascade, kSpeculative, kCollaborate, kReview };
+
+bool edge_first(Step step) {
+  return step == Step::kEdge || step == Step::kCascade || step == Step::kSpeculative ||
+         step == Step::kCollaborate;
+}
 
 }  // namespace
 
-json DecisionRecord::to_json() const {
-  auto usage = [](const std::optional<TierUsage>& u) -> json {
-    if (!u) {
-      return nullptr;
-    }
-    return {{"prompt_tokens", u->prompt_tokens}, {"completion_tokens", u->completion_tokens}};
-  };
-  json fallback_list = json::array();
-  for (const auto& f : fallbacks) {
-    fallback_list.push_back({{"from", f.from}, {"to", f.to}, {"reason", f.reason}});
+Result<std::shared_ptr<Gateway>> Gateway::create(
+    config::GatewayConfig config, std::unique_ptr<engine::Engine> engine, std::string edge_problem,
+    std::vector<std::unique_ptr<upstream::Upstream>> upstreams) {
+  auto router = routing::Router::create(config.routing);
+  if (!router) {
+    return router.error();
   }
-  return {
-      {"tier", tier.empty() ? json(nullptr) : json(tier)},  // null: no tier ran
-      {"reasons", reasons},
-      {"models",
-       {{"edge",
-         edge_model.empty() ? json(nullptr) : json{{"name", edge_model}, {"sha256", edge_sha256}}},
-        {"cloud", cloud_upstream.empty()
-                      ? json(nullptr)
-                      : json{{"upstream", cloud_upstream}, {"model", cloud_model}}}}},
-      {"usage", {{"edge", usage(edge_usage)}, {"cloud", usage(cloud_usage)}}},
-      {"cost_usd", {{"cloud", cloud_cost_usd}}},
-      {"ttft_ms", ttft_ms},
-      {"latency_ms", latency_ms},
-      {"fallbacks", std::move(fallback_list)},
-      {"degraded", degraded ? json{{"reason", *degraded}} : json(nullptr)},
-  };
+  const std::string path = config.routing.database.empty() ? ":memory:" : config.routing.database;
+  auto database = store::Database::open(path);
+  if (!database) {
+    return make_error(database.error().code, "routing.database: " + database.error().message);
+  }
+  std::shared_ptr<Gateway> gateway(new Gateway(std::move(config), std::move(engine),
+                                               std::move(edge_problem), std::move(upstreams)));
+  gateway->router_ = std::move(router).value();
+  gateway->database_ = std::move(database).value();
+  gateway->reviews_ = std::make_unique<store::ReviewQueue>(gateway->database_);
+  gateway->memory_ = std::make_unique<store::ConsistencyMemory>(gateway->database_);
+  return gateway;
 }
 
 Gateway::Gateway(config::GatewayConfig config, std::unique_ptr<engine::Engine> engine,
@@ -156,248 +161,188 @@ void Gateway::stop() {
   stop_probes_.cancel();
 }
 
-net::awaitable<std::optional<ApiError>> Gateway::run_edge(const CompletionRequest& request,
-                                                          ResponseSink& sink, CancelSignal& cancel,
-                                                          DecisionRecord& record, bool& started) {
-  if (!engine_) {
-    co_return unavailable("the edge model is not available: " + edge_problem_, "edge_unavailable");
-  }
-  if (!request.cloud_only_fields.empty()) {
-    co_return invalid_request("the edge model cannot honour " + join(request.cloud_only_fields),
-                              request.cloud_only_fields.front());
-  }
-  engine::GenerationRequest generation;
-  generation.sampling = request.sampling;
-  if (request.kind == ApiKind::kChat) {
-    auto rendered = engine_->chat_template().render(request.messages);
-    if (!rendered) {
-      co_return api_error_from(rendered.error());
-    }
-    generation.prompt = std::move(rendered).value();
-    generation.parse_special = engine_->chat_template().needs_special_parsing();
-  } else {
-    generation.prompt = request.prompt;
-  }
-
-  auto executor = co_await net::asio::this_coro::executor;
-  auto queue = std::make_shared<net::AsyncQueue<EdgeItem>>(executor);
-  engine::GenerationCallbacks callbacks;
-  callbacks.on_token = [queue](const engine::TokenEvent& e) { queue->push(e); };
-  callbacks.on_complete = [queue](const engine::CompletionSummary& s) { queue->push(s); };
-  callbacks.on_error = [queue](const Error& e) { queue->push(e); };
-  auto handle = engine_->submit(std::move(generation), std::move(callbacks));
-  if (!handle) {
-    co_return api_error_from(handle.error());
-  }
-  auto request_handle = handle.value();
-  const size_t registration = cancel.on_cancel([request_handle] { request_handle->cancel(); });
-  struct Unregister {
-    CancelSignal& signal;
-    size_t id;
-    ~Unregister() { signal.remove(id); }
-  } unregister{cancel, registration};
-
-  auto start_answer = [&]() -> net::awaitable<bool> {
-    if (started) {
-      co_return true;
-    }
-    started = true;
-    record.tier = "edge";
-    record.ttft_ms = ms_since(record.started_at);
-    co_return co_await sink.begin(record);
-  };
-
-  size_t text_offset = 0;
-  while (true) {
-    auto item = co_await queue->pop();
-    if (!item) {
-      request_handle->cancel();
-      co_return unavailable("the edge engine stopped answering", "edge_unavailable");
-    }
-    if (auto* event = std::get_if<engine::TokenEvent>(&*item)) {
-      const bool with_logprobs = request.logprobs && !event->is_flush();
-      if (event->text.empty() && !with_logprobs) {
-        continue;  // held back (half a character, or a possible stop string)
-      }
-      Piece piece;
-      piece.text = event->text;
-      if (with_logprobs) {
-        piece.logprobs = edge_logprobs(*event, request.kind, text_offset);
-      }
-      text_offset += event->text.size();
-      // GCC 12 mis-handles co_await inside && / || and temporaries in co_await
-      // expressions: one await per statement, arguments named.
-      bool delivered = co_await start_answer();
-      if (delivered) {
-        delivered = co_await sink.piece(piece);
-      }
-      if (!delivered) {
-        request_handle->cancel();
-        co_return api_error_from(make_error(ErrorCode::kCancelled, "the client went away"));
-      }
-    } else if (auto* summary = std::get_if<engine::CompletionSummary>(&*item)) {
-      if (!co_await start_answer()) {
-        co_return api_error_from(make_error(ErrorCode::kCancelled, "the client went away"));
-      }
-      record.edge_usage = TierUsage{summary->prompt_tokens, summary->completion_tokens};
-      record.latency_ms = ms_since(record.started_at);
-      Outcome outcome;
-      outcome.finish_reason =
-          summary->finish_reason == engine::FinishReason::kLength ? "length" : "stop";
-      outcome.usage = *record.edge_usage;
-      co_await sink.finish(outcome, record);
-      co_return std::nullopt;
-    } else {
-      co_return api_error_from(std::get<Error>(*item));
-    }
-  }
-}
-
-net::awaitable<std::optional<ApiError>> Gateway::run_cloud(const CompletionRequest& request,
-                                                           ResponseSink& sink, CancelSignal& cancel,
-                                                           DecisionRecord& record, bool& started) {
-  const std::string model =
-      request.model == kRoutedModel ? config_.routing.cloud_model : request.model;
-  std::vector<upstream::Upstream*> candidates;
-  for (const auto& u : upstreams_) {
-    if (u->serves(model)) {
-      candidates.push_back(u.get());
-    }
-  }
-  if (candidates.empty()) {
-    co_return unavailable("no cloud upstream is configured", "cloud_unavailable");
-  }
+routing::HealthSnapshot Gateway::health() const {
+  routing::HealthSnapshot h;
+  h.edge_available = engine_ != nullptr;
+  h.edge_problem = edge_problem_;
+  h.cloud_configured = false;
+  h.cloud_online = false;
   std::vector<std::string> problems;
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    upstream::Upstream& u = *candidates[i];
-    if (!u.online()) {
-      problems.push_back(u.name() + " is offline (" + u.status().last_error + ")");
-      record.reasons.push_back("skipped " + u.name() + ": offline");
+  for (const auto& u : upstreams_) {
+    if (!u->serves(cloud_model())) {
       continue;
     }
-    upstream::CloudRequest cloud;
-    cloud.kind = request.kind;
-    cloud.public_model = model;
-    cloud.body = request.cloud_body;
-    cloud.stream = request.stream;
-    std::optional<upstream::CloudUsage> usage;
-    std::string finish_reason = "stop";
-    // The first content (or the end of an empty answer) fixes the tier and opens the response.
-    auto start_answer = [&]() -> net::awaitable<bool> {
-      if (started) {
-        co_return true;
-      }
-      started = true;
-      record.tier = "cloud";
-      record.cloud_upstream = u.name();
-      record.cloud_model = u.config().models.at(model);
-      record.ttft_ms = ms_since(record.started_at);
-      const bool open = co_await sink.begin(record);
-      co_return open;
-    };
-    upstream::Upstream::EventSink relay =
-        [&](upstream::CloudEvent&& event) -> net::awaitable<bool> {
-      if (event.usage) {
-        usage = event.usage;
-      }
-      if (event.finish_reason) {
-        finish_reason = *event.finish_reason;
-      }
-      if (event.text.empty() && event.logprobs.is_null()) {
-        co_return true;
-      }
-      if (!co_await start_answer()) {
-        co_return false;
-      }
-      Piece piece;
-      piece.text = std::move(event.text);
-      if (request.logprobs) {
-        piece.logprobs = cloud_logprobs(event.logprobs, request.kind);
-      }
-      const bool delivered = co_await sink.piece(piece);
-      co_return delivered;
-    };
-    auto failure = co_await u.complete(cloud, relay, cancel);
-    if (!failure) {
-      if (!co_await start_answer()) {
-        co_return api_error_from(make_error(ErrorCode::kCancelled, "the client went away"));
-      }
-      const upstream::CloudUsage used = usage.value_or(upstream::CloudUsage{});
-      record.cloud_usage = TierUsage{used.prompt_tokens, used.completion_tokens};
-      record.cloud_cost_usd = (used.prompt_tokens * u.config().prices.input_per_million +
-                               used.completion_tokens * u.config().prices.output_per_million) /
-                              1e6;
-      record.latency_ms = ms_since(record.started_at);
-      const Outcome outcome{finish_reason, *record.cloud_usage};
-      co_await sink.finish(outcome, record);
-      co_return std::nullopt;
-    }
-    const auto& http = failure->http;
-    if (failure->delivered || started || http.kind == upstream::HttpFailure::Kind::kCancelled) {
-      ApiError e = unavailable(http.message, "upstream_error");
-      e.status = 502;
-      co_return e;
-    }
-    if (failure->client_error) {
-      ApiError e = invalid_request(http.message);
-      e.status = http.status;
-      co_return e;
-    }
-    problems.push_back(http.message);
-    if (i + 1 < candidates.size()) {
-      record.fallbacks.push_back(
-          {"cloud:" + u.name(), "cloud:" + candidates[i + 1]->name(), http.message});
+    h.cloud_configured = true;
+    if (u->online()) {
+      h.cloud_online = true;
+    } else {
+      problems.push_back(u->name() + ": " + u->status().last_error);
     }
   }
-  ApiError e = unavailable("every cloud upstream for '" + model + "' failed: " + join(problems),
-                           "cloud_unavailable");
-  e.status = 502;
-  co_return e;
+  h.cloud_problem = join(problems);
+  return h;
 }
 
-net::awaitable<void> Gateway::execute(CompletionRequest request, ResponseSink& sink,
-                                      CancelSignal& cancel) {
+json Gateway::explain_route(const CompletionRequest& request, const RequestContext& context,
+                            bool detailed) const {
+  const PromptText text = prompt_text(request);
+  const routing::RouteInput input = route_input(request, context, text);
+  routing::RouteSignals signals = router_->signals(input);
+  if (config_.routing.consistency.enabled && !input.hints.client.empty()) {
+    auto remembered =
+        memory_->lookup(input.hints.client, routing::query_cluster_keys(text.last_user), unix_ms());
+    if (remembered && remembered.value()) {
+      const auto& m = *remembered.value();
+      signals.remembered =
+          routing::RememberedTier{m.tier == "edge" ? routing::Tier::kEdge : routing::Tier::kCloud,
+                                  m.reason, unix_ms() - m.decided_at_ms};
+    }
+  }
+  const routing::HealthSnapshot h = health();
+  const routing::Decision decision = router_->decide(signals, h);
+  return router_->explain(input, signals, decision, h, detailed);
+}
+
+net::awaitable<void> Gateway::execute(CompletionRequest request, RequestContext context,
+                                      ResponseSink& sink, CancelSignal& cancel) {
   DecisionRecord record;
   if (engine_) {
     record.edge_model = edge_name_;
     record.edge_sha256 = engine_->model().sha256;
   }
-  enum class Tier { kEdge, kCloud };
-  std::vector<Tier> plan;
-  const bool has_cloud = !config_.routing.cloud_model.empty();
+  for (const auto& u : upstreams_) {
+    if (u->serves(cloud_model())) {
+      record.cloud_prices = u->config().prices;
+      break;
+    }
+  }
+  std::vector<Step> plan;
+  const bool has_cloud = !cloud_model().empty();
   const bool served_by_cloud = std::any_of(upstreams_.begin(), upstreams_.end(),
                                            [&](const auto& u) { return u->serves(request.model); });
+  bool cloud_allowed = true;
+  std::vector<uint64_t> cluster_keys;
+  std::string client;
+  bool remember = false;
 
   if (request.model == kRoutedModel) {
-    if (!request.cloud_only_fields.empty() && has_cloud) {
-      record.reasons.push_back("the request uses " + join(request.cloud_only_fields) +
-                               ", which only the cloud model provides");
-      plan = {Tier::kCloud};
-    } else if (engine_) {
-      record.reasons.push_back("model 'tandem': edge first, cloud on failure");
-      plan = {Tier::kEdge};
-      if (config_.routing.edge_to_cloud && has_cloud) {
-        plan.push_back(Tier::kCloud);
+    const PromptText text = prompt_text(request);
+    const routing::RouteInput input = route_input(request, context, text);
+    routing::RouteSignals signals = router_->signals(input);
+    client = input.hints.client;
+    const routing::HealthSnapshot h = health();
+    const bool use_memory = config_.routing.consistency.enabled && !client.empty();
+    std::optional<routing::Decision> without_memory;
+    if (use_memory) {
+      cluster_keys = routing::query_cluster_keys(text.last_user);
+      auto found = memory_->lookup(client, cluster_keys, unix_ms());
+      if (found && found.value()) {
+        const auto& m = *found.value();
+        signals.remembered =
+            routing::RememberedTier{m.tier == "edge" ? routing::Tier::kEdge : routing::Tier::kCloud,
+                                    m.reason, unix_ms() - m.decided_at_ms};
+        auto plain = signals;
+        plain.remembered.reset();
+        without_memory = router_->decide(plain, h);
+      } else if (!found) {
+        log_event(LogLevel::kWarn, "routing", "consistency_lookup_failed",
+                  {{"message", found.error().message}});
       }
-    } else if (has_cloud) {
-      record.reasons.push_back("the edge model is unavailable (" + edge_problem_ + ")");
-      plan = {Tier::kCloud};
-    } else {
-      const ApiError error =
-          unavailable("no tier can answer: the edge model is unavailable (" + edge_problem_ +
-                          ") and no cloud upstream is configured",
-                      "no_tier");
-      co_await sink.fail(error, record);
-      co_return;
+    }
+    const routing::Decision decision = router_->decide(signals, h);
+    record.routing = router_->explain(input, signals, decision, h, false);
+    record.pattern = routing::pattern_name(decision.pattern);
+    for (const auto& r : decision.reasons) {
+      record.reasons.push_back(r.detail);
+    }
+    if (decision.notice) {
+      record.degraded = *decision.notice;
+    }
+    cloud_allowed = decision.cloud_allowed;
+    if (use_memory) {
+      json consistency = {{"client", client}, {"used", decision.from_memory}};
+      if (decision.from_memory && without_memory) {
+        consistency["overrode"] =
+            without_memory->pattern != decision.pattern || without_memory->tier != decision.tier;
+        consistency["would_have_been"] = routing::pattern_name(without_memory->pattern);
+      }
+      record.consistency = std::move(consistency);
+      // Rules (privacy, health, latency, capability) are not preferences to remember.
+      const std::string& code = decision.reasons.front().code;
+      remember = code.rfind("pattern.", 0) == 0 || code.rfind("ingress.", 0) == 0 ||
+                 code == "consistency.memory";
+    }
+    switch (decision.pattern) {
+      case Pattern::kNone: {
+        const ApiError error =
+            unavailable("no tier can answer: " + join(record.reasons),
+                        cloud_allowed ? "no_tier" : "edge_unavailable_for_private_data");
+        co_await sink.fail(error, record);
+        co_return;
+      }
+      case Pattern::kEdge:
+        plan = {Step::kEdge};
+        break;
+      case Pattern::kCloud:
+        plan = {Step::kCloud};
+        break;
+      case Pattern::kCascade:
+        plan = {Step::kCascade};
+        break;
+      case Pattern::kSpeculative:
+        plan = {Step::kSpeculative};
+        break;
+      case Pattern::kCollaborate:
+        plan = {Step::kCollaborate};
+        break;
+      case Pattern::kReview:
+        plan = {Step::kReview};
+        break;
+    }
+    if (edge_first(plan.front()) && cloud_allowed && config_.routing.edge_to_cloud && has_cloud) {
+      plan.push_back(Step::kCloud);
+    } else if (plan.front() == Step::kCloud && config_.routing.cloud_to_edge && engine_ &&
+               request.cloud_only_fields.empty()) {
+      plan.push_back(Step::kEdge);
     }
   } else if (!edge_name_.empty() && request.model == edge_name_) {
+    record.pattern = "edge";
     record.reasons.push_back("model '" + request.model + "' is the edge model");
-    plan = {Tier::kEdge};
+    plan = {Step::kEdge};
   } else if (served_by_cloud) {
+    record.pattern = "cloud";
     record.reasons.push_back("model '" + request.model + "' is a cloud model");
-    plan = {Tier::kCloud};
-    if (config_.routing.cloud_to_edge && engine_ && request.cloud_only_fields.empty()) {
-      plan.push_back(Tier::kEdge);
+    // Data that must not leave the device does not, whichever model the client named.
+    const PromptText text = prompt_text(request);
+    const routing::RouteSignals signals = router_->signals(route_input(request, context, text));
+    const bool private_data =
+        !signals.privacy.empty() || signals.hints.privacy_header || signals.hints.key_local_only;
+    if (private_data) {
+      cloud_allowed = false;
+      record.routing = {{"privacy", routing::to_json(signals.privacy)}};
+      record.reasons.push_back(
+          "the request carries data that must not leave the device: answered on the edge");
+      if (!engine_) {
+        const ApiError error = unavailable(
+            "the request carries data that must not leave the device and the edge model is "
+            "unavailable: " +
+                edge_problem_,
+            "edge_unavailable_for_private_data");
+        co_await sink.fail(error, record);
+        co_return;
+      }
+      record.pattern = "edge";
+      record.degraded =
+          "the request carries data that must not leave the device; the "
+          "on-device model '" +
+          edge_name_ + "' answered instead of '" + request.model + "'";
+      request.model = kRoutedModel;  // the cloud model's name means nothing to the edge
+      plan = {Step::kEdge};
+    } else {
+      plan = {Step::kCloud};
+      if (config_.routing.cloud_to_edge && engine_ && request.cloud_only_fields.empty()) {
+        plan.push_back(Step::kEdge);
+      }
     }
   } else {
     std::vector<std::string> names;
@@ -412,26 +357,42 @@ net::awaitable<void> Gateway::execute(CompletionRequest request, ResponseSink& s
   }
 
   for (size_t i = 0; i < plan.size(); ++i) {
-    bool started = false;
+    Run run{request, sink, cancel, record};
     std::optional<ApiError> error;
-    if (plan[i] == Tier::kEdge) {
-      error = co_await run_edge(request, sink, cancel, record, started);
-    } else {
-      error = co_await run_cloud(request, sink, cancel, record, started);
+    switch (plan[i]) {
+      case Step::kEdge:
+        error = co_await run_edge(run);
+        break;
+      case Step::kCloud:
+        error = co_await run_cloud(run);
+        break;
+      case Step::kCascade:
+        error = co_await run_cascade(*this, run);
+        break;
+      case Step::kSpeculative:
+        error = co_await run_speculative(*this, run);
+        break;
+      case Step::kCollaborate:
+        error = co_await run_collaborate(*this, run);
+        break;
+      case Step::kReview:
+        error = co_await run_review(*this, run, join(record.reasons), "", "");
+        break;
     }
     if (!error) {
-      co_return;
+      break;
     }
     const bool last = i + 1 == plan.size();
     // A request the client got wrong fails the same on every tier; a prompt too long for the
     // edge's context is the exception.
     const bool clients_fault = error->status == 400 && error->code != "context_length_exceeded";
-    if (started || cancel.cancelled() || last || clients_fault || error->status == 499) {
+    if (run.started || cancel.cancelled() || last || clients_fault || error->status == 499) {
       record.latency_ms = ms_since(record.started_at);
       co_await sink.fail(*error, record);
-      co_return;
+      remember = false;
+      break;
     }
-    const bool to_edge = plan[i + 1] == Tier::kEdge;
+    const bool to_edge = plan[i + 1] == Step::kEdge;
     record.fallbacks.push_back(
         {to_edge ? "cloud" : "edge", to_edge ? "edge" : "cloud", error->message});
     record.reasons.push_back(std::string(to_edge ? "cloud" : "edge") +
@@ -440,6 +401,19 @@ net::awaitable<void> Gateway::execute(CompletionRequest request, ResponseSink& s
       record.degraded = "the cloud tier is unavailable (" + error->message +
                         "); this answer comes from the on-device model '" + edge_name_ +
                         "', which is less capable";
+    }
+  }
+
+  if (!record.routing.is_null()) {
+    trace_decision(record);
+  }
+  if (remember && !cluster_keys.empty() && (record.tier == "edge" || record.tier == "cloud")) {
+    const auto ttl_ms = static_cast<int64_t>(config_.routing.consistency.ttl_s) * 1000;
+    const std::string why = "pattern " + record.pattern + " answered on " + record.tier;
+    auto stored = memory_->remember(client, cluster_keys, record.tier, why, unix_ms(), ttl_ms);
+    if (!stored) {
+      log_event(LogLevel::kWarn, "routing", "consistency_store_failed",
+                {{"message", stored.error().message}});
     }
   }
 }

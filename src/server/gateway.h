@@ -8,14 +8,18 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "common/cancel.h"
 #include "config/config.h"
 #include "engine/engine.h"
 #include "net/asio.h"
+#include "routing/router.h"
 #include "server/api_error.h"
 #include "server/openai_request.h"
+#include "store/consistency_memory.h"
+#include "store/review_queue.h"
 #include "upstream/upstream.h"
 
 namespace tandem::server {
@@ -27,10 +31,13 @@ struct TierUsage {
   int completion_tokens = 0;
 };
 
-// What happened to one request: returned to the client as the `tandem` object.
+// What happened to one request: returned to the client as the `tandem` object, and logged.
 struct DecisionRecord {
-  std::string tier;  // "edge" or "cloud": who produced the answer
+  std::string tier;                // who produced the final answer: "edge", "cloud", "human"
+  std::vector<std::string> tiers;  // every tier that worked on it, in order
+  std::string pattern;             // "edge", "cloud", "cascade", "speculative", ...
   std::vector<std::string> reasons;
+  nlohmann::json routing;  // the router's decision, signals and thresholds (model `tandem`)
   std::string edge_model;  // name
   std::string edge_sha256;
   std::string cloud_upstream;
@@ -38,6 +45,10 @@ struct DecisionRecord {
   std::optional<TierUsage> edge_usage;
   std::optional<TierUsage> cloud_usage;
   double cloud_cost_usd = 0.0;
+  // The cloud model's prices, to say what sending everything to the cloud would have cost (the
+  // answer's tokens at those prices); unset when no cloud model is configured.
+  std::optional<config::Prices> cloud_prices;
+  bool data_left_device = false;  // any part of the request went to a cloud upstream
   double ttft_ms = 0.0;
   double latency_ms = 0.0;
   struct Fallback {
@@ -47,8 +58,25 @@ struct DecisionRecord {
   };
   std::vector<Fallback> fallbacks;
   std::optional<std::string> degraded;  // what is limited and why; null when nothing is
+  nlohmann::json confidence;            // the edge's running confidence at the decision
+  nlohmann::json escalation;            // P1: why and when the edge handed over
+  nlohmann::json verification;          // P3: the cloud's verdict on the edge answer
+  nlohmann::json revision;              // a revision the client received
+  nlohmann::json collaboration;         // token-level: hand-offs and tokens per tier
+  nlohmann::json review;                // the human tier's ticket
+  nlohmann::json consistency;           // the consistency memory's part
   std::chrono::steady_clock::time_point started_at = std::chrono::steady_clock::now();
 
+  void add_tier(const std::string& name);
+  nlohmann::json to_json() const;
+};
+
+// A marked revision: everything sent so far is replaced by what follows.
+struct Revision {
+  std::string id;
+  std::string from_tier;
+  std::string to_tier;
+  std::string reason;
   nlohmann::json to_json() const;
 };
 
@@ -74,6 +102,9 @@ class ResponseSink {
   // client is gone.
   virtual net::awaitable<bool> begin(const DecisionRecord& record) = 0;
   virtual net::awaitable<bool> piece(const Piece& piece) = 0;
+  // The text sent so far is withdrawn; the pieces that follow replace it. A stream sends a
+  // marked `tandem.revision` event; a buffered response simply starts over.
+  virtual net::awaitable<bool> revise(const Revision& revision) = 0;
   virtual net::awaitable<void> finish(const Outcome& outcome, const DecisionRecord& record) = 0;
   virtual net::awaitable<void> fail(const ApiError& error, const DecisionRecord& record) = 0;
 };
@@ -83,39 +114,100 @@ struct ModelInfo {
   std::string owned_by;  // "tandem", "edge" or the upstream's name
 };
 
+// What the HTTP layer knows of a request besides its body.
+struct RequestContext {
+  routing::RequestHints hints;  // headers and the API key's policy
+};
+
 class Gateway {
  public:
-  // `engine` may be null (edge disabled or failed to load: `edge_problem` says why).
-  Gateway(config::GatewayConfig config, std::unique_ptr<engine::Engine> engine,
-          std::string edge_problem, std::vector<std::unique_ptr<upstream::Upstream>> upstreams);
+  // `engine` may be null (edge disabled or failed to load: `edge_problem` says why). Fails
+  // when the routing configuration cannot be built (a bad pattern, weights, the database).
+  static Result<std::shared_ptr<Gateway>> create(
+      config::GatewayConfig config, std::unique_ptr<engine::Engine> engine,
+      std::string edge_problem, std::vector<std::unique_ptr<upstream::Upstream>> upstreams);
 
   const config::GatewayConfig& config() const { return config_; }
   engine::Engine* engine() const { return engine_.get(); }
   const std::string& edge_name() const { return edge_name_; }
   const std::string& edge_problem() const { return edge_problem_; }
   const std::vector<std::unique_ptr<upstream::Upstream>>& upstreams() const { return upstreams_; }
+  const routing::Router& router() const { return *router_; }
+  store::ReviewQueue& reviews() const { return *reviews_; }
+  store::ConsistencyMemory& memory() const { return *memory_; }
 
   std::vector<ModelInfo> models() const;
   // Runs one request to the end, writing into `sink`. `cancel` fires when the client leaves.
-  net::awaitable<void> execute(CompletionRequest request, ResponseSink& sink, CancelSignal& cancel);
+  net::awaitable<void> execute(CompletionRequest request, RequestContext context,
+                               ResponseSink& sink, CancelSignal& cancel);
+  // The routing decision for a request and every signal behind it, without generating.
+  nlohmann::json explain_route(const CompletionRequest& request, const RequestContext& context,
+                               bool detailed) const;
 
   // Starts health probing of every upstream on `executor` until stop() is called.
   void start_probes(net::asio::any_io_executor executor);
   void stop();
 
+  // Runs a tier on its own; the pattern executors compose these. Public for the pattern
+  // executors in gateway_patterns.cpp, not for the HTTP layer.
+  struct Run {
+    const CompletionRequest& request;
+    ResponseSink& sink;
+    CancelSignal& cancel;
+    DecisionRecord& record;
+    bool started = false;  // the client has received the response's start
+  };
+  // The edge answers, streaming into the sink, and finishes the response.
+  net::awaitable<std::optional<ApiError>> run_edge(Run& run);
+  // The cloud answers (ordered fallback across upstreams) and finishes the response.
+  net::awaitable<std::optional<ApiError>> run_cloud(Run& run);
+  // Opens the response for `tier` unless it is open already. False: the client is gone.
+  net::awaitable<bool> start_answer(Run& run, const std::string& tier);
+
+  // The edge generation for a request: its prompt through the chat template, its sampling.
+  std::variant<engine::GenerationRequest, ApiError> edge_generation(
+      const CompletionRequest& request) const;
+  // Runs one edge generation, handing each token to `on_token`; returning false from it stops
+  // the generation (the summary then says kCancelled).
+  using TokenHandler = std::function<net::awaitable<bool>(const engine::TokenEvent&)>;
+  net::awaitable<std::variant<engine::CompletionSummary, ApiError>> edge_generate(
+      engine::GenerationRequest generation, const TokenHandler& on_token, CancelSignal& cancel);
+  // One edge token as a piece for the client (nullopt: nothing to show yet).
+  std::optional<Piece> edge_piece(const engine::TokenEvent& event, const CompletionRequest& request,
+                                  size_t& text_offset) const;
+
+  // A whole cloud answer (not streamed to the client), with fallback across upstreams; usage
+  // and cost are added to `record`.
+  struct CloudAnswer {
+    std::string text;
+    nlohmann::json logprobs;  // in the request kind's shape; null when not returned
+    std::string finish_reason = "stop";
+    upstream::CloudUsage usage;
+  };
+  net::awaitable<std::variant<CloudAnswer, ApiError>> cloud_answer(upstream::ApiKind kind,
+                                                                   nlohmann::json body,
+                                                                   CancelSignal& cancel,
+                                                                   DecisionRecord& record);
+  // The cloud model `tandem` uses, and its prices per million tokens (0 when unknown).
+  const std::string& cloud_model() const { return config_.routing.cloud_model; }
+  void add_cloud_usage(DecisionRecord& record, const upstream::Upstream& u,
+                       const std::string& model, const upstream::CloudUsage& usage) const;
+
  private:
-  net::awaitable<std::optional<ApiError>> run_edge(const CompletionRequest& request,
-                                                   ResponseSink& sink, CancelSignal& cancel,
-                                                   DecisionRecord& record, bool& started);
-  net::awaitable<std::optional<ApiError>> run_cloud(const CompletionRequest& request,
-                                                    ResponseSink& sink, CancelSignal& cancel,
-                                                    DecisionRecord& record, bool& started);
+  Gateway(config::GatewayConfig config, std::unique_ptr<engine::Engine> engine,
+          std::string edge_problem, std::vector<std::unique_ptr<upstream::Upstream>> upstreams);
+
+  routing::HealthSnapshot health() const;
 
   config::GatewayConfig config_;
   std::unique_ptr<engine::Engine> engine_;
   std::string edge_name_;
   std::string edge_problem_;
   std::vector<std::unique_ptr<upstream::Upstream>> upstreams_;
+  std::shared_ptr<const routing::Router> router_;
+  std::shared_ptr<store::Database> database_;
+  std::unique_ptr<store::ReviewQueue> reviews_;
+  std::unique_ptr<store::ConsistencyMemory> memory_;
   CancelSignal stop_probes_;
 };
 

@@ -11,6 +11,7 @@
 #include "net/asio.h"
 #include "net/sse.h"
 #include "server/responses.h"
+#include "server/tandem_api.h"
 
 namespace tandem::server {
 
@@ -44,6 +45,8 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
                                                    const std::string& path, bool keep_alive,
                                                    boost::system::error_code& ec);
   net::awaitable<void> shutdown_sequence();
+  ApiResponse tandem_endpoint(const http::request<http::string_body>& req, const std::string& path,
+                              const std::string& query);
 };
 
 namespace {
@@ -75,12 +78,13 @@ ApiError auth_error(int status, std::string message, std::string code) {
   return e;
 }
 
-// Checks the bearer key against every configured hash in constant time; nullopt: allowed.
-std::optional<ApiError> authorize(const config::ServerConfig& server,
-                                  const http::request<http::string_body>& req,
-                                  const std::string& model) {
+// Checks the bearer key against every configured hash in constant time. Returns the key
+// (null when the gateway has no keys) or why the request is refused.
+std::variant<const config::ClientKey*, ApiError> authorize(
+    const config::ServerConfig& server, const http::request<http::string_body>& req,
+    const std::string& model) {
   if (server.api_keys.empty()) {
-    return std::nullopt;
+    return static_cast<const config::ClientKey*>(nullptr);
   }
   const auto field = req[http::field::authorization];
   const std::string_view header(field.data(), field.size());
@@ -105,7 +109,29 @@ std::optional<ApiError> authorize(const config::ServerConfig& server,
     return auth_error(403, "API key '" + match->name + "' may not use model '" + model + "'",
                       "model_not_allowed");
   }
-  return std::nullopt;
+  return match;
+}
+
+const ApiError* refused(const std::variant<const config::ClientKey*, ApiError>& auth) {
+  return std::get_if<ApiError>(&auth);
+}
+
+const config::ClientKey* key_of(const std::variant<const config::ClientKey*, ApiError>& auth) {
+  return std::get<const config::ClientKey*>(auth);
+}
+
+RoutingHeaders routing_headers(const http::request<http::string_body>& req) {
+  auto field = [&](const char* name) {
+    const auto value = req[name];
+    return std::string(value.data(), value.size());
+  };
+  RoutingHeaders h;
+  h.privacy = field("X-Tandem-Privacy");
+  h.latency_budget = field("X-Tandem-Latency-Budget-Ms");
+  h.client = field("X-Tandem-Client");
+  h.pattern = field("X-Tandem-Pattern");
+  h.review = field("X-Tandem-Review");
+  return h;
 }
 
 json health_body(const Gateway& gateway, bool shutting_down) {
@@ -179,6 +205,17 @@ class StreamingSink final : public ResponseSink {
     co_return written;
   }
 
+  // A named SSE event that OpenAI clients still parse as a chunk (no choices, so nothing is
+  // appended), carrying the revision for clients that watch for it.
+  net::awaitable<bool> revise(const Revision& revision) override {
+    json chunk = usage_chunk(kind_, ids_, TierUsage{});
+    chunk.erase("usage");
+    chunk["tandem"] = {{"revision", revision.to_json()}};
+    const std::string payload = "event: tandem.revision\n" + net::sse_event(dump(chunk));
+    const bool written = co_await write_raw(payload);
+    co_return written;
+  }
+
   net::awaitable<void> finish(const Outcome& outcome, const DecisionRecord& record) override {
     json last = finish_chunk(kind_, ids_, outcome.finish_reason);
     if (include_usage_) {
@@ -216,11 +253,16 @@ class StreamingSink final : public ResponseSink {
 
  private:
   net::awaitable<bool> write_event(const std::string& payload) {
+    const std::string event = net::sse_event(payload);
+    const bool written = co_await write_raw(event);
+    co_return written;
+  }
+
+  net::awaitable<bool> write_raw(const std::string& event) {
     if (broken_) {
       co_return false;
     }
     first_ = false;
-    const std::string event = net::sse_event(payload);
     boost::system::error_code ec;
     stream_.expires_after(std::chrono::seconds(30));  // a reader that stalls is dropped
     const auto chunk = http::make_chunk(asio::buffer(event));
@@ -262,6 +304,11 @@ class BufferedSink final : public ResponseSink {
   net::awaitable<bool> piece(const Piece& piece) override {
     text_ += piece.text;
     append_logprobs(kind_, logprobs_, piece.logprobs);
+    co_return true;
+  }
+  net::awaitable<bool> revise(const Revision&) override {
+    text_.clear();
+    logprobs_ = nullptr;
     co_return true;
   }
   net::awaitable<void> finish(const Outcome& outcome, const DecisionRecord& record) override {
@@ -330,9 +377,16 @@ net::awaitable<std::optional<Response>> HttpServer::State::complete(
     co_return error_response(*error, keep_alive);
   }
   CompletionRequest request = std::move(std::get<CompletionRequest>(parsed));
-  if (auto denied = authorize(server, req, request.model)) {
+  const auto auth = authorize(server, req, request.model);
+  if (const ApiError* denied = refused(auth)) {
     co_return error_response(*denied, keep_alive);
   }
+  auto hints = request_hints(routing_headers(req), key_of(auth));
+  if (const ApiError* bad = std::get_if<ApiError>(&hints)) {
+    co_return error_response(*bad, keep_alive);
+  }
+  RequestContext context;
+  context.hints = std::move(std::get<routing::RequestHints>(hints));
   if (shutting_down) {
     co_return error_response(
         api_error_from(make_error(ErrorCode::kShuttingDown, "the gateway is shutting down")),
@@ -360,7 +414,7 @@ net::awaitable<std::optional<Response>> HttpServer::State::complete(
   const ResponseIds ids = new_response_ids(kind, request.model);
   if (request.stream) {
     StreamingSink sink(stream, kind, ids, request.include_usage, keep_alive);
-    co_await gateway->execute(std::move(request), sink, cancel);
+    co_await gateway->execute(std::move(request), std::move(context), sink, cancel);
     if (sink.failed_before_start()) {
       res = error_response(*sink.failed_before_start(), keep_alive);
       json body = error_body(*sink.failed_before_start());
@@ -374,7 +428,7 @@ net::awaitable<std::optional<Response>> HttpServer::State::complete(
     // Also after a cancellation: a client that is gone makes the write fail, one that hit
     // request_timeout_ms gets the error.
     BufferedSink sink(kind, ids);
-    co_await gateway->execute(std::move(request), sink, cancel);
+    co_await gateway->execute(std::move(request), std::move(context), sink, cancel);
     res = sink.response(keep_alive);
   }
   *done = true;
@@ -386,6 +440,60 @@ net::awaitable<std::optional<Response>> HttpServer::State::complete(
     in_flight.erase(&cancel);
   }
   co_return res;
+}
+
+ApiResponse HttpServer::State::tandem_endpoint(const http::request<http::string_body>& req,
+                                               const std::string& path, const std::string& query) {
+  const auto auth = authorize(server, req, "");
+  if (const ApiError* denied = refused(auth)) {
+    return error_response_body(*denied);
+  }
+  const config::ClientKey* key = key_of(auth);
+  const bool get = req.method() == http::verb::get;
+  const bool post = req.method() == http::verb::post;
+  if (path == "/v1/tandem/route") {
+    if (!post) {
+      return error_response_body(invalid_request("use POST on /v1/tandem/route"));
+    }
+    auto hints = request_hints(routing_headers(req), key);
+    if (const ApiError* bad = std::get_if<ApiError>(&hints)) {
+      return error_response_body(*bad);
+    }
+    const bool detailed = query.find("explain") != std::string::npos;
+    return route_endpoint(*gateway, req.body(), std::get<routing::RequestHints>(hints), detailed);
+  }
+  constexpr std::string_view kReviews = "/v1/tandem/reviews";
+  if (path.rfind(kReviews, 0) != 0) {
+    return error_response_body(
+        api_error_from(make_error(ErrorCode::kNotFound, "no such endpoint: " + path)));
+  }
+  std::string rest = path.substr(kReviews.size());
+  // Reviewers list and answer; a client may fetch a ticket it holds (the id is unguessable).
+  const bool reviewer = key == nullptr || key->reviewer;
+  const ApiError not_reviewer =
+      auth_error(403, "API key '" + (key ? key->name : std::string()) + "' is not a reviewer's",
+                 "not_a_reviewer");
+  if (rest.empty() || rest == "/") {
+    if (!get) {
+      return error_response_body(invalid_request("use GET to list reviews"));
+    }
+    return reviewer ? list_reviews(*gateway, query) : error_response_body(not_reviewer);
+  }
+  rest = rest.substr(1);
+  const size_t slash = rest.find('/');
+  const std::string id = rest.substr(0, slash);
+  const std::string action = slash == std::string::npos ? "" : rest.substr(slash + 1);
+  if (action.empty() && get) {
+    return get_review(*gateway, id);
+  }
+  if ((action == "answer" || action == "reject") && post) {
+    if (!reviewer) {
+      return error_response_body(not_reviewer);
+    }
+    return answer_review(*gateway, id, req.body(), key ? key->name : "api", action == "reject");
+  }
+  return error_response_body(invalid_request(
+      "use GET /v1/tandem/reviews/{id} or POST /v1/tandem/reviews/{id}/answer|reject"));
 }
 
 net::awaitable<void> HttpServer::State::session(net::tcp::socket socket) {
@@ -435,7 +543,8 @@ net::awaitable<void> HttpServer::State::session(net::tcp::socket socket) {
       const json body = health_body(*gateway, shutting_down);
       res = json_response(body["ready"].get<bool>() ? 200 : 503, body, keep_alive);
     } else if (path == "/v1/models" && req.method() == http::verb::get) {
-      if (auto denied = authorize(server, req, "")) {
+      const auto auth = authorize(server, req, "");
+      if (const ApiError* denied = refused(auth)) {
         res = error_response(*denied, keep_alive);
       } else {
         res = json_response(200, models_response(gateway->models()), keep_alive);
@@ -443,6 +552,10 @@ net::awaitable<void> HttpServer::State::session(net::tcp::socket socket) {
     } else if ((path == "/v1/chat/completions" || path == "/v1/completions") &&
                req.method() == http::verb::post) {
       res = co_await complete(stream, req, path, keep_alive, ec);
+    } else if (path.rfind("/v1/tandem/", 0) == 0) {
+      const std::string query = target.size() > path.size() ? target.substr(path.size() + 1) : "";
+      const ApiResponse answer = tandem_endpoint(req, path, query);
+      res = json_response(answer.status, answer.body, keep_alive);
     } else {
       const bool known = path == "/health" || path == "/v1/models" ||
                          path == "/v1/chat/completions" || path == "/v1/completions";

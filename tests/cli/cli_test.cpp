@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include "store/review_queue.h"
+
 namespace {
 
 struct Output {
@@ -157,6 +159,76 @@ TEST(CliServeTest, HelpListsTheServeFlags) {
     EXPECT_NE(help.stdout_text.find(flag), std::string::npos) << flag;
   }
   EXPECT_NE(run_tandem("--help").stdout_text.find("serve"), std::string::npos);
+}
+
+TEST(CliRouteTest, ExplainsADecisionWithoutAModel) {
+  auto out = run_tandem("route 'My card is 4111 1111 1111 1111' --json");
+  ASSERT_EQ(out.exit_code, 0) << out.stdout_text;
+  const auto doc = nlohmann::json::parse(out.stdout_text);
+  EXPECT_EQ(doc["decision"]["tier"], "edge");
+  EXPECT_EQ(doc["decision"]["cloud_allowed"], false);
+  EXPECT_EQ(doc["signals"]["privacy"]["findings"][0]["detector"], "payment_card");
+  EXPECT_EQ(out.stdout_text.find("4111 1111"), std::string::npos);
+
+  auto text = run_tandem("route 'Prove that sqrt(2) is irrational' --explain");
+  ASSERT_EQ(text.exit_code, 0);
+  EXPECT_NE(text.stdout_text.find("contribution"), std::string::npos);
+  auto offline = run_tandem("route hi --cloud-offline --json");
+  EXPECT_EQ(nlohmann::json::parse(offline.stdout_text)["decision"]["reasons"][0]["code"],
+            "cloud.offline");
+}
+
+TEST(CliRouteTest, BadFlagsSayWhatIsWrong) {
+  auto bad = run_tandem("route hi --pattern magic", true);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.stdout_text.find("X-Tandem-Pattern must be one of"), std::string::npos);
+  auto missing = run_tandem("route hi --config /nonexistent.yaml", true);
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.stdout_text.find("/nonexistent.yaml"), std::string::npos);
+}
+
+TEST(CliReviewTest, ListsShowsAndAnswersTickets) {
+  const std::string db = ::testing::TempDir() + "cli-review.db";
+  std::remove(db.c_str());
+  auto empty = run_tandem("review list --db " + db + " --json");
+  ASSERT_EQ(empty.exit_code, 0) << empty.stdout_text;
+  EXPECT_EQ(nlohmann::json::parse(empty.stdout_text).size(), 0U);
+  auto unknown = run_tandem("review show rev_000000000000000000000000 --db " + db, true);
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_NE(unknown.stdout_text.find("rev_000000000000000000000000"), std::string::npos);
+  auto malformed = run_tandem("review answer nope 'x' --reviewer bob --db " + db, true);
+  EXPECT_EQ(malformed.exit_code, 1);
+  auto no_db = run_tandem("review list", true);
+  EXPECT_EQ(no_db.exit_code, 1);
+  EXPECT_NE(no_db.stdout_text.find("--db"), std::string::npos);
+
+  // A ticket as the gateway files it, answered from the command line.
+  std::string id;
+  {
+    auto database = tandem::store::Database::open(db);
+    ASSERT_TRUE(database) << database.error().message;
+    tandem::store::ReviewQueue queue(database.value());
+    tandem::store::NewTicket ticket;
+    ticket.model = "tandem";
+    ticket.request_json = R"({"model":"tandem","messages":[{"role":"user","content":"Refund?"}]})";
+    ticket.prompt_text = "Refund?";
+    ticket.reason = "review rule legal";
+    auto created = queue.create(ticket, 1000);
+    ASSERT_TRUE(created) << created.error().message;
+    id = created->id;
+  }
+  auto listed = run_tandem("review list --db " + db);
+  EXPECT_NE(listed.stdout_text.find(id), std::string::npos) << listed.stdout_text;
+  auto answered = run_tandem("review answer " + id +
+                             " 'Yes, within 30 days.' --reviewer bob --db " + db + " --json");
+  ASSERT_EQ(answered.exit_code, 0) << answered.stdout_text;
+  const auto ticket = nlohmann::json::parse(answered.stdout_text);
+  EXPECT_EQ(ticket["status"], "answered");
+  EXPECT_EQ(ticket["completion"]["choices"][0]["message"]["content"], "Yes, within 30 days.");
+  auto twice = run_tandem("review answer " + id + " 'No' --reviewer eve --db " + db, true);
+  EXPECT_EQ(twice.exit_code, 1);
+  EXPECT_NE(twice.stdout_text.find("already answered by bob"), std::string::npos);
+  std::remove(db.c_str());
 }
 
 }  // namespace

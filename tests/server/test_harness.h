@@ -240,8 +240,13 @@ class GatewayUnderTest {
     for (const auto& u : config->upstreams) {
       upstreams.push_back(upstream::Upstream::create(u).value());
     }
-    gateway_ = std::make_shared<server::Gateway>(std::move(config).value(), std::move(edge),
-                                                 problem, std::move(upstreams));
+    auto made = server::Gateway::create(std::move(config).value(), std::move(edge), problem,
+                                        std::move(upstreams));
+    if (!made) {
+      ADD_FAILURE() << made.error().message;
+      return;
+    }
+    gateway_ = std::move(made).value();
     server_ = server::HttpServer::create(gateway_).value();
     thread_ = std::thread([this] { server_->run(); });
   }

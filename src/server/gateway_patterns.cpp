@@ -1,0 +1,625 @@
+// The routing patterns: P1 cascade, P3 speculative edge with cloud verification, token-level
+// collaboration and the human tier, composed from the gateway's tier building blocks.
+
+#include <algorithm>
+#include <cctype>
+
+#include "common/log.h"
+#include "net/async_queue.h"
+#include "routing/confidence.h"
+#include "server/gateway_util.h"
+#include "server/patterns.h"
+#include "server/responses.h"
+
+namespace tandem::server {
+namespace {
+
+using nlohmann::json;
+using upstream::ApiKind;
+using CloudResult = std::variant<Gateway::CloudAnswer, ApiError>;
+
+json snapshot_json(const routing::ConfidenceSnapshot& s, double threshold) {
+  return {{"tokens", s.tokens},           {"mean_logprob", s.mean_logprob},
+          {"min_logprob", s.min_logprob}, {"mean_entropy", s.mean_entropy},
+          {"mean_margin", s.mean_margin}, {"combined", s.combined},
+          {"threshold", threshold}};
+}
+
+// The cloud's confidence in its own answer, from the token logprobs it returned: the same
+// learned combination as the edge's, with the signals the API exposes (logprobs only).
+std::optional<double> cloud_confidence(const json& logprobs, ApiKind kind,
+                                       const config::ConfidenceWeights& weights) {
+  routing::ConfidenceTracker tracker(weights);
+  if (kind == ApiKind::kChat && logprobs.is_array()) {
+    for (const auto& entry : logprobs) {
+      if (entry.contains("logprob") && entry["logprob"].is_number()) {
+        tracker.add(entry["logprob"].get<double>(), 0.0, 0.0);
+      }
+    }
+  } else if (logprobs.is_object() && logprobs.contains("token_logprobs")) {
+    for (const auto& value : logprobs["token_logprobs"]) {
+      if (value.is_number()) {
+        tracker.add(value.get<double>(), 0.0, 0.0);
+      }
+    }
+  }
+  const auto snapshot = tracker.snapshot();
+  if (snapshot.tokens == 0) {
+    return std::nullopt;
+  }
+  return snapshot.combined;
+}
+
+// The request body for a whole cloud answer, with logprobs asked for so that the cloud's
+// confidence can be judged.
+json with_logprobs(json body, ApiKind kind) {
+  body["stream"] = false;
+  body.erase("stream_options");
+  if (kind == ApiKind::kChat) {
+    body["logprobs"] = true;
+  } else if (!body.contains("logprobs") || body["logprobs"].is_null()) {
+    body["logprobs"] = 1;
+  }
+  return body;
+}
+
+net::awaitable<bool> emit(Gateway& gateway, Gateway::Run& run, const std::string& tier,
+                          Piece piece) {
+  bool open = co_await gateway.start_answer(run, tier);
+  if (open && (!piece.text.empty() || !piece.logprobs.is_null())) {
+    open = co_await run.sink.piece(piece);
+  }
+  co_return open;
+}
+
+net::awaitable<void> finish(Gateway::Run& run, const std::string& finish_reason,
+                            const TierUsage& usage) {
+  run.record.latency_ms = ms_since(run.record.started_at);
+  const Outcome outcome{finish_reason, usage};
+  co_await run.sink.finish(outcome, run.record);
+}
+
+// Withdraws what the client has seen (when it has seen anything) in favour of `to_tier`.
+net::awaitable<bool> revise(Gateway::Run& run, const std::string& from_tier,
+                            const std::string& to_tier, const std::string& reason) {
+  Revision revision;
+  revision.id = "rev-" + std::to_string(run.record.tiers.size());
+  revision.from_tier = from_tier;
+  revision.to_tier = to_tier;
+  revision.reason = reason;
+  run.record.revision = revision.to_json();
+  run.record.tier = to_tier;
+  if (!run.started) {
+    co_return true;
+  }
+  const bool delivered = co_await run.sink.revise(revision);
+  co_return delivered;
+}
+
+std::string finish_name(engine::FinishReason reason) {
+  return reason == engine::FinishReason::kLength ? "length" : "stop";
+}
+
+// Answer normalisation for the "match" judge: the final answer when the text marks one
+// ("#### 42", "answer: B"), else the whole text; lower case, letters and digits only.
+std::string normalised_answer(const std::string& text) {
+  std::string lower;
+  for (unsigned char c : text) {
+    lower.push_back(static_cast<char>(std::tolower(c)));
+  }
+  std::string_view answer = lower;
+  for (const char* marker : {"####", "answer is", "answer:"}) {
+    const size_t at = lower.rfind(marker);
+    if (at != std::string::npos) {
+      answer = std::string_view(lower).substr(at + std::char_traits<char>::length(marker));
+      break;
+    }
+  }
+  std::string out;
+  for (unsigned char c : answer) {
+    if (std::isalnum(c) != 0) {
+      out.push_back(static_cast<char>(c));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+net::awaitable<std::optional<ApiError>> run_cascade(Gateway& gateway, Gateway::Run& run) {
+  const config::RoutingConfig& routing = gateway.config().routing;
+  const config::CascadeConfig& cfg = routing.cascade;
+  auto generation = gateway.edge_generation(run.request);
+  if (auto* error = std::get_if<ApiError>(&generation)) {
+    co_return *error;
+  }
+  // Non-streaming clients see nothing until the end anyway: holding costs them nothing.
+  const bool hold = cfg.streaming == "hold" || !run.request.stream;
+  const auto max_tokens = static_cast<size_t>(run.request.sampling.max_tokens);
+  routing::ConfidenceTracker tracker(cfg.weights);
+  std::vector<Piece> held;
+  size_t offset = 0;
+  bool early_stop = false;
+  bool client_left = false;
+  const Gateway::TokenHandler on_token =
+      [&](const engine::TokenEvent& event) -> net::awaitable<bool> {
+    if (!event.is_flush()) {
+      tracker.add(event.signals.logprob, event.signals.entropy, event.signals.margin);
+    }
+    if (auto piece = gateway.edge_piece(event, run.request, offset)) {
+      if (hold) {
+        held.push_back(std::move(*piece));
+      } else if (!co_await emit(gateway, run, "edge", std::move(*piece))) {
+        client_left = true;
+        co_return false;
+      }
+    }
+    const size_t n = tracker.snapshot().tokens;
+    if (cfg.early_stop && n >= cfg.min_tokens && n < max_tokens &&
+        tracker.verdict(cfg.threshold, max_tokens - n) ==
+            routing::ConfidenceVerdict::kEscalateCertain) {
+      early_stop = true;
+      co_return false;
+    }
+    co_return true;
+  };
+  auto result = co_await gateway.edge_generate(
+      std::move(std::get<engine::GenerationRequest>(generation)), on_token, run.cancel);
+  if (auto* error = std::get_if<ApiError>(&result)) {
+    co_return *error;
+  }
+  const auto& summary = std::get<engine::CompletionSummary>(result);
+  if (client_left || (summary.finish_reason == engine::FinishReason::kCancelled && !early_stop)) {
+    co_return client_gone();
+  }
+  run.record.add_tier("edge");
+  run.record.edge_usage = TierUsage{summary.prompt_tokens, summary.completion_tokens};
+  const routing::ConfidenceSnapshot confidence = tracker.snapshot();
+  run.record.confidence = snapshot_json(confidence, cfg.threshold);
+  const bool escalate = early_stop || confidence.tokens == 0 || confidence.combined < cfg.threshold;
+  if (!escalate) {
+    for (auto& piece : held) {
+      if (!co_await emit(gateway, run, "edge", std::move(piece))) {
+        co_return client_gone();
+      }
+    }
+    if (!co_await gateway.start_answer(run, "edge")) {
+      co_return client_gone();
+    }
+    run.record.reasons.push_back("edge confidence " + std::to_string(confidence.combined) +
+                                 " >= " + std::to_string(cfg.threshold) + ": the edge answers");
+    co_await finish(run, finish_name(summary.finish_reason), *run.record.edge_usage);
+    co_return std::nullopt;
+  }
+
+  const std::string why =
+      confidence.tokens == 0
+          ? "the edge produced no tokens"
+          : (early_stop ? "escalation became certain after " + std::to_string(confidence.tokens) +
+                              " tokens: no continuation could reach confidence " +
+                              std::to_string(cfg.threshold)
+                        : "edge confidence " + std::to_string(confidence.combined) + " < " +
+                              std::to_string(cfg.threshold));
+  run.record.escalation = {{"reason", why},
+                           {"early_stop", early_stop},
+                           {"at_token", confidence.tokens},
+                           {"edge_tokens_discarded", summary.completion_tokens}};
+  run.record.reasons.push_back("escalated to the cloud: " + why);
+
+  if (routing.review.enabled) {
+    // The cloud's answer is judged before anyone sees it: unsure, it goes to a human.
+    auto answer = co_await gateway.cloud_answer(
+        run.request.kind, with_logprobs(run.request.cloud_body, run.request.kind), run.cancel,
+        run.record);
+    if (auto* cloud = std::get_if<Gateway::CloudAnswer>(&answer)) {
+      run.record.add_tier("cloud");
+      const auto cloud_conf = cloud_confidence(cloud->logprobs, run.request.kind, cfg.weights);
+      run.record.escalation["cloud_confidence"] = cloud_conf ? json(*cloud_conf) : json(nullptr);
+      if (cloud_conf && *cloud_conf < routing.review.cloud_threshold) {
+        const std::string reason = "the cloud is unsure too: confidence " +
+                                   std::to_string(*cloud_conf) + " < " +
+                                   std::to_string(routing.review.cloud_threshold);
+        co_return co_await run_review(gateway, run, reason, cloud->text, "cloud");
+      }
+      if (!co_await revise(run, "edge", "cloud", why)) {
+        co_return client_gone();
+      }
+      Piece piece;
+      piece.text = cloud->text;
+      if (run.request.logprobs) {
+        piece.logprobs = cloud->logprobs;
+      }
+      if (!co_await emit(gateway, run, "cloud", std::move(piece))) {
+        co_return client_gone();
+      }
+      run.record.tier = "cloud";
+      co_await finish(run, cloud->finish_reason, *run.record.cloud_usage);
+      co_return std::nullopt;
+    }
+    co_return std::get<ApiError>(answer);
+  }
+
+  if (run.started && !co_await revise(run, "edge", "cloud", why)) {
+    co_return client_gone();
+  }
+  const bool streamed_edge = run.started;
+  auto cloud_error = co_await gateway.run_cloud(run);
+  if (!cloud_error) {
+    run.record.tier = "cloud";
+    co_return std::nullopt;
+  }
+  if (streamed_edge || cloud_error->status == 499 || run.cancel.cancelled()) {
+    co_return cloud_error;
+  }
+  // The cloud failed before answering: the edge's own answer is better than none.
+  run.record.fallbacks.push_back({"cloud", "edge", cloud_error->message});
+  run.record.degraded = "escalation to the cloud failed (" + cloud_error->message +
+                        "); this is the on-device model's low-confidence answer";
+  if (early_stop) {  // the draft was cut short: write it whole
+    co_return co_await gateway.run_edge(run);
+  }
+  for (auto& piece : held) {
+    if (!co_await emit(gateway, run, "edge", std::move(piece))) {
+      co_return client_gone();
+    }
+  }
+  if (!co_await gateway.start_answer(run, "edge")) {
+    co_return client_gone();
+  }
+  run.record.tier = "edge";
+  co_await finish(run, finish_name(summary.finish_reason), *run.record.edge_usage);
+  co_return std::nullopt;
+}
+
+net::awaitable<std::optional<ApiError>> run_speculative(Gateway& gateway, Gateway::Run& run) {
+  const config::RoutingConfig& routing = gateway.config().routing;
+  const std::string& judge = routing.speculative.judge;
+  auto generation = gateway.edge_generation(run.request);
+  if (auto* error = std::get_if<ApiError>(&generation)) {
+    co_return *error;
+  }
+  const ApiKind kind = run.request.kind;
+
+  // The cloud answers the same request while the edge streams (judges "match" and
+  // "confidence"); the "prompt" judge needs the edge's answer first.
+  auto executor = co_await net::asio::this_coro::executor;
+  auto verdicts = std::make_shared<net::AsyncQueue<CloudResult>>(executor);
+  CancelSignal verify_cancel;
+  const size_t link = run.cancel.on_cancel([&verify_cancel] { verify_cancel.cancel(); });
+  struct Unlink {
+    CancelSignal& signal;
+    size_t id;
+    ~Unlink() { signal.remove(id); }
+  } unlink{run.cancel, link};
+  DecisionRecord verify_record;  // usage of the verification, merged below
+  bool verifying = false;
+  auto start_verification = [&](json body) {
+    verifying = true;
+    net::asio::co_spawn(
+        executor,
+        [&gateway, verdicts, kind, body = std::move(body), &verify_cancel,
+         &verify_record]() -> net::awaitable<void> {
+          auto answer = co_await gateway.cloud_answer(kind, body, verify_cancel, verify_record);
+          verdicts->push(std::move(answer));
+        },
+        net::asio::detached);
+  };
+  if (judge != "prompt") {
+    start_verification(with_logprobs(run.request.cloud_body, kind));
+  }
+
+  std::string edge_text;
+  size_t offset = 0;
+  bool client_left = false;
+  const Gateway::TokenHandler on_token =
+      [&](const engine::TokenEvent& event) -> net::awaitable<bool> {
+    auto piece = gateway.edge_piece(event, run.request, offset);
+    if (!piece) {
+      co_return true;
+    }
+    edge_text += piece->text;
+    if (!co_await emit(gateway, run, "edge", std::move(*piece))) {
+      client_left = true;
+      co_return false;
+    }
+    co_return true;
+  };
+  auto result = co_await gateway.edge_generate(
+      std::move(std::get<engine::GenerationRequest>(generation)), on_token, run.cancel);
+  std::optional<ApiError> edge_error;
+  if (auto* error = std::get_if<ApiError>(&result)) {
+    edge_error = *error;
+  } else if (client_left || std::get<engine::CompletionSummary>(result).finish_reason ==
+                                engine::FinishReason::kCancelled) {
+    edge_error = client_gone();
+  }
+  if (edge_error) {
+    if (verifying) {  // the verification refers to this frame: wait for it to end
+      verify_cancel.cancel();
+      co_await verdicts->pop();
+    }
+    co_return edge_error;
+  }
+  const auto summary = std::get<engine::CompletionSummary>(result);
+  run.record.add_tier("edge");
+  run.record.edge_usage = TierUsage{summary.prompt_tokens, summary.completion_tokens};
+  if (!co_await gateway.start_answer(run, "edge")) {
+    co_return client_gone();
+  }
+
+  if (judge == "prompt") {
+    json body = run.request.cloud_body;
+    body["stream"] = false;
+    body.erase("stream_options");
+    body["max_tokens"] = 3;
+    body["temperature"] = 0;
+    const std::string question =
+        "Is the answer above correct and complete? Reply with one word: yes or no.";
+    if (kind == ApiKind::kChat) {
+      body["messages"].push_back({{"role", "assistant"}, {"content", edge_text}});
+      body["messages"].push_back({{"role", "user"}, {"content", question}});
+    } else {
+      body["prompt"] = run.request.prompt + edge_text + "\n\n" + question + "\nAnswer:";
+    }
+    start_verification(std::move(body));
+  }
+  auto verdict = co_await verdicts->pop();
+  // The verification's cloud usage counts for this request.
+  run.record.data_left_device = run.record.data_left_device || verify_record.data_left_device;
+  if (verify_record.cloud_usage) {
+    run.record.cloud_usage = verify_record.cloud_usage;
+    run.record.cloud_cost_usd += verify_record.cloud_cost_usd;
+    run.record.cloud_upstream = verify_record.cloud_upstream;
+    run.record.cloud_model = verify_record.cloud_model;
+  }
+  json verification = {{"judge", judge}};
+  if (!verdict || std::holds_alternative<ApiError>(*verdict)) {
+    verification["status"] = "unverified";
+    verification["error"] =
+        verdict ? std::get<ApiError>(*verdict).message : std::string("no verdict");
+    run.record.verification = std::move(verification);
+    run.record.degraded = "the cloud could not verify the on-device answer";
+    co_await finish(run, finish_name(summary.finish_reason), *run.record.edge_usage);
+    co_return std::nullopt;
+  }
+  run.record.add_tier("cloud");
+  Gateway::CloudAnswer cloud = std::get<Gateway::CloudAnswer>(std::move(*verdict));
+  bool agree = true;
+  if (judge == "match") {
+    agree = normalised_answer(edge_text) == normalised_answer(cloud.text);
+  } else if (judge == "confidence") {
+    const auto conf = cloud_confidence(cloud.logprobs, kind, routing.cascade.weights);
+    verification["cloud_confidence"] = conf ? json(*conf) : json(nullptr);
+    agree = normalised_answer(edge_text) == normalised_answer(cloud.text) || !conf ||
+            *conf < routing.speculative.cloud_confidence;
+  } else {
+    const std::string reply = normalised_answer(cloud.text);
+    verification["cloud_reply"] = cloud.text;
+    agree = reply.rfind("yes", 0) == 0 || reply.rfind("no", 0) != 0;
+  }
+  verification["status"] = agree ? "agreed" : "disagreed";
+  if (!agree && judge == "prompt") {  // the cloud said no: its own answer replaces the edge's
+    auto answer = co_await gateway.cloud_answer(kind, with_logprobs(run.request.cloud_body, kind),
+                                                run.cancel, run.record);
+    if (auto* error = std::get_if<ApiError>(&answer)) {
+      verification["status"] = "disagreed_unrevised";
+      verification["error"] = error->message;
+      run.record.verification = std::move(verification);
+      run.record.degraded = "the cloud judged the on-device answer wrong but could not answer";
+      co_await finish(run, finish_name(summary.finish_reason), *run.record.edge_usage);
+      co_return std::nullopt;
+    }
+    cloud = std::get<Gateway::CloudAnswer>(std::move(answer));
+  }
+  run.record.verification = std::move(verification);
+  if (agree) {
+    run.record.reasons.push_back("the cloud verified the edge answer (" + judge + ")");
+    co_await finish(run, finish_name(summary.finish_reason), *run.record.edge_usage);
+    co_return std::nullopt;
+  }
+  if (!co_await revise(run, "edge", "cloud",
+                       "the cloud disagreed with the edge answer (" + judge + ")")) {
+    co_return client_gone();
+  }
+  run.record.reasons.push_back("revised: the cloud disagreed with the edge answer");
+  Piece piece;
+  piece.text = cloud.text;
+  if (run.request.logprobs) {
+    piece.logprobs = cloud.logprobs;
+  }
+  if (!co_await emit(gateway, run, "cloud", std::move(piece))) {
+    co_return client_gone();
+  }
+  co_await finish(run, cloud.finish_reason, run.record.cloud_usage.value_or(TierUsage{}));
+  co_return std::nullopt;
+}
+
+net::awaitable<std::optional<ApiError>> run_collaborate(Gateway& gateway, Gateway::Run& run) {
+  const config::CollaborateConfig& cfg = gateway.config().routing.collaborate;
+  auto generation = gateway.edge_generation(run.request);
+  if (auto* error = std::get_if<ApiError>(&generation)) {
+    co_return *error;
+  }
+  const engine::GenerationRequest base = std::get<engine::GenerationRequest>(generation);
+  const int max_tokens = run.request.sampling.max_tokens;
+  std::string text;  // everything written so far, by either tier
+  int edge_tokens = 0;
+  int cloud_tokens = 0;
+  int prompt_tokens = 0;
+  uint32_t handoffs = 0;
+  json segments = json::array();
+  std::string finish_reason = "length";
+  std::string cloud_failure;
+
+  while (edge_tokens + cloud_tokens < max_tokens) {
+    engine::GenerationRequest segment = base;
+    segment.prompt = base.prompt + text;
+    segment.sampling.max_tokens = max_tokens - edge_tokens - cloud_tokens;
+    std::string raw;    // this segment's accepted tokens
+    std::string shown;  // what of it reached the client
+    bool uncertain = false;
+    bool client_left = false;
+    size_t offset = text.size();
+    int accepted = 0;
+    const bool may_hand_off = handoffs < cfg.max_handoffs && cloud_failure.empty();
+    const Gateway::TokenHandler on_token =
+        [&](const engine::TokenEvent& event) -> net::awaitable<bool> {
+      if (!event.is_flush() && may_hand_off && event.signals.entropy > cfg.entropy_threshold) {
+        uncertain = true;  // this position goes to the cloud; the edge's token is dropped
+        co_return false;
+      }
+      if (!event.is_flush()) {
+        raw += event.piece;
+        ++accepted;
+      }
+      auto piece = gateway.edge_piece(event, run.request, offset);
+      if (piece) {
+        shown += piece->text;
+        if (!co_await emit(gateway, run, "edge", std::move(*piece))) {
+          client_left = true;
+          co_return false;
+        }
+      }
+      co_return true;
+    };
+    auto result = co_await gateway.edge_generate(segment, on_token, run.cancel);
+    if (auto* error = std::get_if<ApiError>(&result)) {
+      co_return *error;
+    }
+    const auto& summary = std::get<engine::CompletionSummary>(result);
+    if (client_left || (summary.finish_reason == engine::FinishReason::kCancelled && !uncertain)) {
+      co_return client_gone();
+    }
+    if (prompt_tokens == 0) {
+      prompt_tokens = summary.prompt_tokens;
+    }
+    edge_tokens += accepted;
+    if (accepted > 0) {
+      segments.push_back({{"tier", "edge"}, {"tokens", accepted}});
+    }
+    run.record.add_tier("edge");
+    if (!uncertain) {
+      text += shown;
+      finish_reason = finish_name(summary.finish_reason);
+      break;
+    }
+    // Text the edge held back (a partial stop string or character) is part of the context.
+    if (raw.size() > shown.size() && raw.compare(0, shown.size(), shown) == 0) {
+      Piece rest;
+      rest.text = raw.substr(shown.size());
+      if (!co_await emit(gateway, run, "edge", std::move(rest))) {
+        co_return client_gone();
+      }
+    }
+    text += raw;
+
+    // The cloud continues the text for a few tokens (completions API, same prompt format).
+    ++handoffs;
+    const int budget =
+        std::min<int>(static_cast<int>(cfg.cloud_tokens), max_tokens - edge_tokens - cloud_tokens);
+    json body = {{"prompt", base.prompt + text},
+                 {"max_tokens", budget},
+                 {"temperature", std::max(0.0F, run.request.sampling.temperature)},
+                 {"top_p", run.request.sampling.top_p}};
+    if (!run.request.sampling.stop.empty()) {
+      body["stop"] = run.request.sampling.stop;
+    }
+    auto answer = co_await gateway.cloud_answer(ApiKind::kCompletion, body, run.cancel, run.record);
+    if (auto* error = std::get_if<ApiError>(&answer)) {
+      if (run.cancel.cancelled()) {
+        co_return client_gone();
+      }
+      cloud_failure = error->message;  // the edge finishes alone
+      continue;
+    }
+    const auto& cloud = std::get<Gateway::CloudAnswer>(answer);
+    const int written = std::max(cloud.usage.completion_tokens, cloud.text.empty() ? 0 : 1);
+    cloud_tokens += written;
+    segments.push_back({{"tier", "cloud"}, {"tokens", written}});
+    Piece piece;
+    piece.text = cloud.text;
+    if (!co_await emit(gateway, run, "cloud", std::move(piece))) {
+      co_return client_gone();
+    }
+    text += cloud.text;
+    if (cloud.finish_reason == "stop" && written < budget) {
+      finish_reason = "stop";  // the cloud ended the answer
+      break;
+    }
+  }
+  if (!co_await gateway.start_answer(run, "edge")) {
+    co_return client_gone();
+  }
+  run.record.tier = cloud_tokens > 0 ? "edge+cloud" : "edge";
+  run.record.edge_usage = TierUsage{prompt_tokens, edge_tokens};
+  run.record.collaboration = {
+      {"handoffs", handoffs},
+      {"edge_tokens", edge_tokens},
+      {"cloud_tokens", cloud_tokens},
+      {"entropy_threshold", cfg.entropy_threshold},
+      {"segments", std::move(segments)},
+      {"cloud_failure", cloud_failure.empty() ? json(nullptr) : json(cloud_failure)}};
+  if (!cloud_failure.empty()) {
+    run.record.degraded = "the cloud could not take over uncertain positions (" + cloud_failure +
+                          "); the on-device model wrote them";
+  }
+  co_await finish(run, finish_reason, TierUsage{prompt_tokens, edge_tokens + cloud_tokens});
+  co_return std::nullopt;
+}
+
+net::awaitable<std::optional<ApiError>> run_review(Gateway& gateway, Gateway::Run& run,
+                                                   const std::string& reason,
+                                                   const std::string& draft,
+                                                   const std::string& draft_tier) {
+  const CompletionRequest& request = run.request;
+  store::NewTicket ticket;
+  if (run.record.routing.is_object() && run.record.routing.contains("signals") &&
+      run.record.routing["signals"]["client"].is_string()) {
+    ticket.client = run.record.routing["signals"]["client"].get<std::string>();
+  }
+  ticket.model = request.model;
+  ticket.request_json = dump(request.cloud_body);
+  if (request.kind == ApiKind::kChat) {
+    for (const auto& m : request.messages) {
+      if (m.role == "user") {
+        ticket.prompt_text = m.content;
+      }
+    }
+  } else {
+    ticket.prompt_text = request.prompt;
+  }
+  ticket.reason = reason;
+  ticket.decision_json = dump(run.record.to_json());
+  ticket.draft_answer = draft;
+  ticket.draft_tier = draft_tier;
+  auto created = gateway.reviews().create(ticket, unix_ms());
+  if (!created) {
+    log_event(LogLevel::kError, "review", "ticket_not_stored",
+              {{"message", created.error().message}});
+    ApiError e;
+    e.status = 503;
+    e.type = "server_error";
+    e.code = "review_unavailable";
+    e.message = "the query needs a human reviewer but the review queue is unavailable: " +
+                created.error().message;
+    co_return e;
+  }
+  const std::string& id = created->id;
+  log_event(LogLevel::kInfo, "review", "ticket_created", {{"ticket", id}, {"reason", reason}});
+  run.record.review = {{"ticket", id},
+                       {"status", "pending_review"},
+                       {"reason", reason},
+                       {"poll", "/v1/tandem/reviews/" + id}};
+  if (run.started && !co_await revise(run, run.record.tier, "human", reason)) {
+    co_return client_gone();
+  }
+  run.record.add_tier("human");
+  if (!co_await gateway.start_answer(run, "human")) {
+    co_return client_gone();
+  }
+  run.record.tier = "human";
+  co_await finish(run, "pending_review", TierUsage{});
+  co_return std::nullopt;
+}
+
+}  // namespace tandem::server

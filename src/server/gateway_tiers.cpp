@@ -1,0 +1,361 @@
+// The tiers on their own: the edge engine and the cloud upstreams, as building blocks that the
+// routing patterns (gateway_patterns.cpp) compose.
+
+#include <algorithm>
+
+#include "engine/text_stream.h"
+#include "net/async_queue.h"
+#include "server/gateway.h"
+#include "server/gateway_util.h"
+#include "server/responses.h"
+
+namespace tandem::server {
+namespace {
+
+using nlohmann::json;
+using upstream::ApiKind;
+
+json bytes_of(const std::string& text) {
+  json bytes = json::array();
+  for (unsigned char c : text) {
+    bytes.push_back(static_cast<int>(c));
+  }
+  return bytes;
+}
+
+// One edge token's logprobs in the request's API format.
+json edge_logprobs(const engine::TokenEvent& event, ApiKind kind, size_t text_offset) {
+  const std::string token = engine::utf8_sanitize(event.piece);
+  if (kind == ApiKind::kChat) {
+    json top = json::array();
+    for (size_t i = 0; i < event.signals.top.size(); ++i) {
+      const std::string alt = engine::utf8_sanitize(event.top_pieces[i]);
+      top.push_back({{"token", alt},
+                     {"logprob", event.signals.top[i].logprob},
+                     {"bytes", bytes_of(event.top_pieces[i])}});
+    }
+    return json::array({{{"token", token},
+                         {"logprob", event.signals.logprob},
+                         {"bytes", bytes_of(event.piece)},
+                         {"top_logprobs", std::move(top)}}});
+  }
+  json top = json::object();
+  for (size_t i = 0; i < event.signals.top.size(); ++i) {
+    top[engine::utf8_sanitize(event.top_pieces[i])] = event.signals.top[i].logprob;
+  }
+  return {{"tokens", json::array({token})},
+          {"token_logprobs", json::array({event.signals.logprob})},
+          {"top_logprobs", json::array({std::move(top)})},
+          {"text_offset", json::array({text_offset})}};
+}
+
+// A cloud chunk's logprobs in the same shape as edge_logprobs (chat: the content list).
+json cloud_logprobs(const json& logprobs, ApiKind kind) {
+  if (logprobs.is_null()) {
+    return nullptr;
+  }
+  if (kind == ApiKind::kChat) {
+    if (logprobs.is_object() && logprobs.contains("content") && logprobs["content"].is_array()) {
+      return logprobs["content"];
+    }
+    return nullptr;
+  }
+  return logprobs;
+}
+
+using EdgeItem = std::variant<engine::TokenEvent, engine::CompletionSummary, Error>;
+
+}  // namespace
+
+net::awaitable<bool> Gateway::start_answer(Run& run, const std::string& tier) {
+  run.record.add_tier(tier);
+  if (run.started) {
+    co_return true;
+  }
+  run.started = true;
+  run.record.tier = tier;
+  run.record.ttft_ms = ms_since(run.record.started_at);
+  const bool open = co_await run.sink.begin(run.record);
+  co_return open;
+}
+
+std::variant<engine::GenerationRequest, ApiError> Gateway::edge_generation(
+    const CompletionRequest& request) const {
+  if (!engine_) {
+    return unavailable("the edge model is not available: " + edge_problem_, "edge_unavailable");
+  }
+  if (!request.cloud_only_fields.empty()) {
+    return invalid_request("the edge model cannot honour " + join(request.cloud_only_fields),
+                           request.cloud_only_fields.front());
+  }
+  engine::GenerationRequest generation;
+  generation.sampling = request.sampling;
+  if (request.kind == ApiKind::kChat) {
+    auto rendered = engine_->chat_template().render(request.messages);
+    if (!rendered) {
+      return api_error_from(rendered.error());
+    }
+    generation.prompt = std::move(rendered).value();
+    generation.parse_special = engine_->chat_template().needs_special_parsing();
+  } else {
+    generation.prompt = request.prompt;
+  }
+  return generation;
+}
+
+net::awaitable<std::variant<engine::CompletionSummary, ApiError>> Gateway::edge_generate(
+    engine::GenerationRequest generation, const TokenHandler& on_token, CancelSignal& cancel) {
+  auto executor = co_await net::asio::this_coro::executor;
+  auto queue = std::make_shared<net::AsyncQueue<EdgeItem>>(executor);
+  engine::GenerationCallbacks callbacks;
+  callbacks.on_token = [queue](const engine::TokenEvent& e) { queue->push(e); };
+  callbacks.on_complete = [queue](const engine::CompletionSummary& s) { queue->push(s); };
+  callbacks.on_error = [queue](const Error& e) { queue->push(e); };
+  auto handle = engine_->submit(std::move(generation), std::move(callbacks));
+  if (!handle) {
+    co_return api_error_from(handle.error());
+  }
+  auto request_handle = handle.value();
+  const size_t registration = cancel.on_cancel([request_handle] { request_handle->cancel(); });
+  struct Unregister {
+    CancelSignal& signal;
+    size_t id;
+    ~Unregister() { signal.remove(id); }
+  } unregister{cancel, registration};
+
+  bool stopped = false;  // the handler asked to stop: drain to the summary, deliver nothing
+  while (true) {
+    auto item = co_await queue->pop();
+    if (!item) {
+      request_handle->cancel();
+      co_return unavailable("the edge engine stopped answering", "edge_unavailable");
+    }
+    if (auto* event = std::get_if<engine::TokenEvent>(&*item)) {
+      if (stopped) {
+        continue;
+      }
+      if (!co_await on_token(*event)) {
+        stopped = true;
+        request_handle->cancel();
+      }
+    } else if (auto* summary = std::get_if<engine::CompletionSummary>(&*item)) {
+      co_return *summary;
+    } else {
+      co_return api_error_from(std::get<Error>(*item));
+    }
+  }
+}
+
+std::optional<Piece> Gateway::edge_piece(const engine::TokenEvent& event,
+                                         const CompletionRequest& request,
+                                         size_t& text_offset) const {
+  const bool with_logprobs = request.logprobs && !event.is_flush();
+  if (event.text.empty() && !with_logprobs) {
+    return std::nullopt;  // held back (half a character, or a possible stop string)
+  }
+  Piece piece;
+  piece.text = event.text;
+  if (with_logprobs) {
+    piece.logprobs = edge_logprobs(event, request.kind, text_offset);
+  }
+  text_offset += event.text.size();
+  return piece;
+}
+
+net::awaitable<std::optional<ApiError>> Gateway::run_edge(Run& run) {
+  auto generation = edge_generation(run.request);
+  if (auto* error = std::get_if<ApiError>(&generation)) {
+    co_return *error;
+  }
+  size_t text_offset = 0;
+  bool client_left = false;
+  const TokenHandler relay = [&](const engine::TokenEvent& event) -> net::awaitable<bool> {
+    auto piece = edge_piece(event, run.request, text_offset);
+    if (!piece) {
+      co_return true;
+    }
+    // GCC 12 mis-handles co_await inside && / || and temporaries in co_await expressions:
+    // one await per statement, arguments named.
+    bool delivered = co_await start_answer(run, "edge");
+    if (delivered) {
+      delivered = co_await run.sink.piece(*piece);
+    }
+    client_left = !delivered;
+    co_return delivered;
+  };
+  auto result = co_await edge_generate(std::move(std::get<engine::GenerationRequest>(generation)),
+                                       relay, run.cancel);
+  if (auto* error = std::get_if<ApiError>(&result)) {
+    co_return *error;
+  }
+  const auto& summary = std::get<engine::CompletionSummary>(result);
+  if (client_left || summary.finish_reason == engine::FinishReason::kCancelled) {
+    co_return client_gone();
+  }
+  if (!co_await start_answer(run, "edge")) {
+    co_return client_gone();
+  }
+  run.record.edge_usage = TierUsage{summary.prompt_tokens, summary.completion_tokens};
+  run.record.latency_ms = ms_since(run.record.started_at);
+  Outcome outcome;
+  outcome.finish_reason =
+      summary.finish_reason == engine::FinishReason::kLength ? "length" : "stop";
+  outcome.usage = *run.record.edge_usage;
+  co_await run.sink.finish(outcome, run.record);
+  co_return std::nullopt;
+}
+
+void Gateway::add_cloud_usage(DecisionRecord& record, const upstream::Upstream& u,
+                              const std::string& model, const upstream::CloudUsage& usage) const {
+  record.cloud_upstream = u.name();
+  record.cloud_model = u.config().models.at(model);
+  TierUsage total = record.cloud_usage.value_or(TierUsage{});
+  total.prompt_tokens += usage.prompt_tokens;
+  total.completion_tokens += usage.completion_tokens;
+  record.cloud_usage = total;
+  record.cloud_cost_usd += (usage.prompt_tokens * u.config().prices.input_per_million +
+                            usage.completion_tokens * u.config().prices.output_per_million) /
+                           1e6;
+}
+
+net::awaitable<std::optional<ApiError>> Gateway::run_cloud(Run& run) {
+  const CompletionRequest& request = run.request;
+  DecisionRecord& record = run.record;
+  const std::string model = request.model == kRoutedModel ? cloud_model() : request.model;
+  std::vector<upstream::Upstream*> candidates;
+  for (const auto& u : upstreams_) {
+    if (u->serves(model)) {
+      candidates.push_back(u.get());
+    }
+  }
+  if (candidates.empty()) {
+    co_return unavailable("no cloud upstream is configured", "cloud_unavailable");
+  }
+  std::vector<std::string> problems;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    upstream::Upstream& u = *candidates[i];
+    if (!u.online()) {
+      problems.push_back(u.name() + " is offline (" + u.status().last_error + ")");
+      record.reasons.push_back("skipped " + u.name() + ": offline");
+      continue;
+    }
+    upstream::CloudRequest cloud;
+    cloud.kind = request.kind;
+    cloud.public_model = model;
+    cloud.body = request.cloud_body;
+    cloud.stream = request.stream;
+    record.data_left_device = true;
+    std::optional<upstream::CloudUsage> usage;
+    std::string finish_reason = "stop";
+    // The first content (or the end of an empty answer) fixes the tier and opens the response.
+    auto open = [&]() -> net::awaitable<bool> {
+      record.cloud_upstream = u.name();
+      record.cloud_model = u.config().models.at(model);
+      const bool opened = co_await start_answer(run, "cloud");
+      co_return opened;
+    };
+    upstream::Upstream::EventSink relay =
+        [&](upstream::CloudEvent&& event) -> net::awaitable<bool> {
+      if (event.usage) {
+        usage = event.usage;
+      }
+      if (event.finish_reason) {
+        finish_reason = *event.finish_reason;
+      }
+      if (event.text.empty() && event.logprobs.is_null()) {
+        co_return true;
+      }
+      if (!co_await open()) {
+        co_return false;
+      }
+      Piece piece;
+      piece.text = std::move(event.text);
+      if (request.logprobs) {
+        piece.logprobs = cloud_logprobs(event.logprobs, request.kind);
+      }
+      const bool delivered = co_await run.sink.piece(piece);
+      co_return delivered;
+    };
+    const bool started_before = run.started;
+    auto failure = co_await u.complete(cloud, relay, run.cancel);
+    if (!failure) {
+      if (!co_await open()) {
+        co_return client_gone();
+      }
+      add_cloud_usage(record, u, model, usage.value_or(upstream::CloudUsage{}));
+      record.latency_ms = ms_since(record.started_at);
+      const Outcome outcome{finish_reason, *record.cloud_usage};
+      co_await run.sink.finish(outcome, record);
+      co_return std::nullopt;
+    }
+    const auto& http = failure->http;
+    const bool sent_here = run.started && !started_before;
+    if (failure->delivered || sent_here || http.kind == upstream::HttpFailure::Kind::kCancelled) {
+      co_return unavailable(http.message, "upstream_error", 502);
+    }
+    if (failure->client_error) {
+      ApiError e = invalid_request(http.message);
+      e.status = http.status;
+      co_return e;
+    }
+    problems.push_back(http.message);
+    if (i + 1 < candidates.size()) {
+      record.fallbacks.push_back(
+          {"cloud:" + u.name(), "cloud:" + candidates[i + 1]->name(), http.message});
+    }
+  }
+  co_return unavailable("every cloud upstream for '" + model + "' failed: " + join(problems),
+                        "cloud_unavailable", 502);
+}
+
+net::awaitable<std::variant<Gateway::CloudAnswer, ApiError>> Gateway::cloud_answer(
+    ApiKind kind, json body, CancelSignal& cancel, DecisionRecord& record) {
+  const std::string& model = cloud_model();
+  std::vector<std::string> problems;
+  for (const auto& u : upstreams_) {
+    if (!u->serves(model)) {
+      continue;
+    }
+    if (!u->online()) {
+      problems.push_back(u->name() + " is offline (" + u->status().last_error + ")");
+      continue;
+    }
+    upstream::CloudRequest cloud;
+    cloud.kind = kind;
+    cloud.public_model = model;
+    cloud.body = body;
+    cloud.stream = false;
+    record.data_left_device = true;
+    CloudAnswer answer;
+    upstream::Upstream::EventSink collect =
+        [&](upstream::CloudEvent&& event) -> net::awaitable<bool> {
+      if (event.usage) {
+        answer.usage = *event.usage;
+      }
+      if (event.finish_reason) {
+        answer.finish_reason = *event.finish_reason;
+      }
+      answer.text += event.text;
+      append_logprobs(kind, answer.logprobs, cloud_logprobs(event.logprobs, kind));
+      co_return true;
+    };
+    auto failure = co_await u->complete(cloud, collect, cancel);
+    if (!failure) {
+      add_cloud_usage(record, *u, model, answer.usage);
+      co_return answer;
+    }
+    if (failure->http.kind == upstream::HttpFailure::Kind::kCancelled) {
+      co_return client_gone();
+    }
+    problems.push_back(failure->http.message);
+    if (failure->client_error) {
+      break;  // another upstream would refuse the same request
+    }
+  }
+  if (problems.empty()) {
+    co_return unavailable("no cloud upstream serves '" + model + "'", "cloud_unavailable");
+  }
+  co_return unavailable("the cloud tier failed: " + join(problems), "cloud_unavailable", 502);
+}
+
+}  // namespace tandem::server

@@ -1,0 +1,48 @@
+#pragma once
+// Small helpers the gateway's source files share (gateway, tiers, patterns, Tandem's API).
+// Internal to the server component.
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "server/api_error.h"
+
+namespace tandem::server {
+
+inline double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+// Wall-clock milliseconds since the epoch, for what is stored (tickets, the memory).
+inline int64_t unix_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+inline std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) {
+    out += (out.empty() ? "" : ", ") + item;
+  }
+  return out;
+}
+
+// A tier cannot answer: 503 by default, 502 when an upstream failed.
+inline ApiError unavailable(std::string message, std::string code, int status = 503) {
+  ApiError e;
+  e.status = status;
+  e.type = "server_error";
+  e.code = std::move(code);
+  e.message = std::move(message);
+  return e;
+}
+
+inline ApiError client_gone() {
+  return api_error_from(make_error(ErrorCode::kCancelled, "the client went away"));
+}
+
+}  // namespace tandem::server

@@ -1,0 +1,226 @@
+#include "server/tandem_api.h"
+
+#include <charconv>
+#include <chrono>
+
+#include "server/gateway_util.h"
+#include "server/openai_request.h"
+#include "server/responses.h"
+
+namespace tandem::server {
+namespace {
+
+using nlohmann::json;
+
+std::string lower(std::string text) {
+  for (auto& c : text) {
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return text;
+}
+
+// The value of `key` in a query string ("a=1&b=2"), without percent-decoding: the values
+// this API takes are plain words and numbers.
+std::optional<std::string> query_value(const std::string& query, const std::string& key) {
+  size_t start = 0;
+  while (start <= query.size()) {
+    const size_t end = std::min(query.find('&', start), query.size());
+    const std::string_view pair(query.data() + start, end - start);
+    const size_t eq = pair.find('=');
+    if (pair.substr(0, eq) == key) {
+      return eq == std::string_view::npos ? std::string() : std::string(pair.substr(eq + 1));
+    }
+    start = end + 1;
+  }
+  return std::nullopt;
+}
+
+ApiResponse from_error(const Error& error) {
+  return error_response_body(api_error_from(error));
+}
+
+}  // namespace
+
+ApiResponse error_response_body(const ApiError& error) {
+  return {error.status, error_body(error)};
+}
+
+std::variant<routing::RequestHints, ApiError> request_hints(const RoutingHeaders& headers,
+                                                            const config::ClientKey* key) {
+  routing::RequestHints hints;
+  if (!headers.privacy.empty()) {
+    if (lower(headers.privacy) != "local-only") {
+      return invalid_request("X-Tandem-Privacy must be 'local-only', not '" + headers.privacy + "'",
+                             "X-Tandem-Privacy");
+    }
+    hints.privacy_header = true;
+  }
+  if (!headers.latency_budget.empty()) {
+    uint32_t budget = 0;
+    const auto* end = headers.latency_budget.data() + headers.latency_budget.size();
+    const auto [ptr, ec] = std::from_chars(headers.latency_budget.data(), end, budget);
+    if (ec != std::errc() || ptr != end || budget == 0) {
+      return invalid_request(
+          "X-Tandem-Latency-Budget-Ms must be a positive integer of "
+          "milliseconds, not '" +
+              headers.latency_budget + "'",
+          "X-Tandem-Latency-Budget-Ms");
+    }
+    hints.latency_budget_ms = budget;
+  }
+  if (!headers.pattern.empty()) {
+    const std::string wanted = lower(headers.pattern);
+    std::string names;
+    bool known = false;
+    for (const char* name : routing::kPatternNames) {
+      known = known || wanted == name;
+      names += (names.empty() ? "" : ", ") + std::string(name);
+    }
+    if (!known) {
+      return invalid_request(
+          "X-Tandem-Pattern must be one of " + names + ", not '" + headers.pattern + "'",
+          "X-Tandem-Pattern");
+    }
+    hints.pattern = wanted;
+  }
+  if (!headers.review.empty()) {
+    if (lower(headers.review) != "required") {
+      return invalid_request("X-Tandem-Review must be 'required', not '" + headers.review + "'",
+                             "X-Tandem-Review");
+    }
+    hints.review_header = true;
+  }
+  if (headers.client.size() > 256) {
+    return invalid_request("X-Tandem-Client is longer than 256 characters", "X-Tandem-Client");
+  }
+  hints.client = headers.client;
+  if (key != nullptr) {
+    // A key identifies its client; the header may only narrow it (several users of one key).
+    hints.client = headers.client.empty() ? key->name : key->name + "/" + headers.client;
+    hints.key_local_only = key->privacy == "local-only";
+  }
+  return hints;
+}
+
+ApiResponse route_endpoint(const Gateway& gateway, const std::string& body,
+                           const routing::RequestHints& hints, bool detailed) {
+  json parsed = json::parse(body, nullptr, false);
+  if (parsed.is_discarded() || !parsed.is_object()) {
+    return error_response_body(
+        invalid_request("the body must be a JSON object: a chat "
+                        "(messages) or completions (prompt) request"));
+  }
+  if (!parsed.contains("model")) {
+    parsed["model"] = kRoutedModel;
+  }
+  const auto kind =
+      parsed.contains("prompt") ? upstream::ApiKind::kCompletion : upstream::ApiKind::kChat;
+  auto request = parse_completion_request(parsed.dump(), kind, 16);
+  if (auto* error = std::get_if<ApiError>(&request)) {
+    return error_response_body(*error);
+  }
+  RequestContext context;
+  context.hints = hints;
+  return {200, gateway.explain_route(std::get<CompletionRequest>(request), context, detailed)};
+}
+
+json ticket_json(const store::ReviewTicket& t) {
+  json out = {
+      {"id", t.id},
+      {"object", "tandem.review_ticket"},
+      {"status", t.status},
+      {"created_at_ms", t.created_at_ms},
+      {"updated_at_ms", t.updated_at_ms},
+      {"client", t.client},
+      {"model", t.model},
+      {"prompt", t.prompt_text},
+      {"reason", t.reason},
+      {"draft", t.draft_answer.empty() ? json(nullptr)
+                                       : json{{"tier", t.draft_tier}, {"answer", t.draft_answer}}},
+      {"answer", t.status == "answered" ? json(t.answer) : json(nullptr)},
+      {"note", t.status == "rejected" ? json(t.answer) : json(nullptr)},
+      {"reviewer", t.reviewer.empty() ? json(nullptr) : json(t.reviewer)}};
+  if (t.status == "answered") {
+    // The answer in the shape the client asked for originally, ready to use.
+    const json request = json::parse(t.request_json, nullptr, false);
+    const bool chat = request.is_object() && request.contains("messages");
+    const auto kind = chat ? upstream::ApiKind::kChat : upstream::ApiKind::kCompletion;
+    ResponseIds ids = new_response_ids(kind, t.model);
+    ids.id = (chat ? "chatcmpl-" : "cmpl-") + t.id;
+    ids.created = t.updated_at_ms / 1000;
+    DecisionRecord record;
+    record.tier = "human";
+    record.tiers = {"human"};
+    record.pattern = "review";
+    record.reasons = {t.reason};
+    record.review = {{"ticket", t.id}, {"status", "answered"}, {"reviewer", t.reviewer}};
+    const Outcome outcome{"stop", TierUsage{}};
+    out["completion"] = completion_response(kind, ids, t.answer, nullptr, outcome, record);
+  }
+  return out;
+}
+
+ApiResponse list_reviews(Gateway& gateway, const std::string& query) {
+  const std::string status = query_value(query, "status").value_or("pending");
+  const std::string limit_text = query_value(query, "limit").value_or("50");
+  size_t limit = 0;
+  const auto [ptr, ec] =
+      std::from_chars(limit_text.data(), limit_text.data() + limit_text.size(), limit);
+  if (ec != std::errc() || ptr != limit_text.data() + limit_text.size()) {
+    return error_response_body(invalid_request("limit must be an integer", "limit"));
+  }
+  if (status != "pending" && status != "answered" && status != "rejected" && status != "all") {
+    return error_response_body(
+        invalid_request("status must be pending, answered, rejected or all", "status"));
+  }
+  auto tickets = gateway.reviews().list(status == "all" ? "" : status, limit);
+  if (!tickets) {
+    return from_error(tickets.error());
+  }
+  json data = json::array();
+  for (const auto& t : tickets.value()) {
+    data.push_back(ticket_json(t));
+  }
+  return {200, {{"object", "list"}, {"data", std::move(data)}}};
+}
+
+ApiResponse get_review(Gateway& gateway, const std::string& id) {
+  auto ticket = gateway.reviews().get(id);
+  if (!ticket) {
+    return from_error(ticket.error());
+  }
+  return {200, ticket_json(ticket.value())};
+}
+
+ApiResponse answer_review(Gateway& gateway, const std::string& id, const std::string& body,
+                          const std::string& default_reviewer, bool reject) {
+  const json parsed = json::parse(body, nullptr, false);
+  const char* field = reject ? "note" : "answer";
+  if (parsed.is_discarded() || !parsed.is_object() || !parsed.contains(field) ||
+      !parsed[field].is_string()) {
+    return error_response_body(invalid_request(
+        std::string("the body must be a JSON object with a string '") + field + "'", field));
+  }
+  std::string reviewer = default_reviewer;
+  if (parsed.contains("reviewer")) {
+    if (!parsed["reviewer"].is_string()) {
+      return error_response_body(invalid_request("reviewer must be a string", "reviewer"));
+    }
+    reviewer = parsed["reviewer"].get<std::string>();
+  }
+  const std::string text = parsed[field].get<std::string>();
+  auto result = reject ? gateway.reviews().reject(id, text, reviewer, unix_ms())
+                       : gateway.reviews().answer(id, text, reviewer, unix_ms());
+  if (!result) {
+    ApiError error = api_error_from(result.error());
+    if (result.error().message.find("already") != std::string::npos) {
+      error.status = 409;
+      error.type = "invalid_request_error";
+      error.code = "review_already_closed";
+    }
+    return error_response_body(error);
+  }
+  return {200, ticket_json(result.value())};
+}
+
+}  // namespace tandem::server
