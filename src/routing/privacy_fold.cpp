@@ -171,7 +171,17 @@ size_t FoldedText::fold_into(Scratch& scratch) const {
   char* out = scratch.folded.data();
   uint32_t* origin = scratch.origin.data();
   size_t n = 0;
-  for (size_t i = 0; i < original_.size();) {
+  const size_t size = original_.size();
+  for (size_t i = 0; i < size;) {
+    // Prose is mostly ASCII even when one curly quote makes folding necessary: copy ASCII
+    // runs without decoding them.
+    while (i < size && static_cast<unsigned char>(original_[i]) < 0x80) {
+      out[n] = original_[i];
+      origin[n++] = static_cast<uint32_t>(i++);
+    }
+    if (i == size) {
+      break;
+    }
     const auto here = static_cast<uint32_t>(i);
     const CodePoint cp = decode_utf8(original_, i);
     if (cp.length <= 1) {  // ASCII, or an invalid byte passed through as it is
