@@ -242,18 +242,6 @@ config::RoutingConfig configured_routing() {
   return c;
 }
 
-PrivacyRules privacy_rules_of(const config::PrivacyConfig& config) {
-  PrivacyRules rules;
-  rules.disabled_detectors = config.disabled_detectors;
-  for (const auto& p : config.patterns) {
-    rules.patterns.push_back({p.name, p.regex});
-  }
-  for (const auto& k : config.keywords) {
-    rules.keyword_lists.push_back({k.name, k.words});
-  }
-  return rules;
-}
-
 RouteInput input_for(const std::string& text) {
   // A completions-style request: one user message, which is all the text there is (the
   // gateway's route_input() with no system prompt and no history).
@@ -591,7 +579,7 @@ int main(int argc, char** argv) {
     if (!router) {
       fail(named.name + ": " + router.error().message);
     }
-    auto scanner = PrivacyScanner::create(privacy_rules_of(named.config.privacy));
+    auto scanner = PrivacyScanner::create(privacy_rules(named.config.privacy));
     if (!scanner) {
       fail(named.name + ": " + scanner.error().message);
     }

@@ -7,13 +7,14 @@ namespace {
 
 using nlohmann::json;
 
-PrivacyRules privacy_rules(const config::PrivacyConfig& config) {
+// The scanner's rules from configured patterns and keyword lists.
+PrivacyRules scanner_rules(const std::vector<config::NamedPattern>& patterns,
+                           const std::vector<config::NamedWords>& keywords) {
   PrivacyRules rules;
-  rules.disabled_detectors = config.disabled_detectors;
-  for (const auto& p : config.patterns) {
+  for (const auto& p : patterns) {
     rules.patterns.push_back({p.name, p.regex});
   }
-  for (const auto& k : config.keywords) {
+  for (const auto& k : keywords) {
     rules.keyword_lists.push_back({k.name, k.words});
   }
   return rules;
@@ -21,18 +22,18 @@ PrivacyRules privacy_rules(const config::PrivacyConfig& config) {
 
 // The review rules reuse the scanner with only the configured patterns and keywords.
 PrivacyRules review_rules(const config::ReviewConfig& config) {
-  PrivacyRules rules;
+  PrivacyRules rules = scanner_rules(config.patterns, config.keywords);
   rules.disabled_detectors = PrivacyScanner::builtin_detectors();
-  for (const auto& p : config.patterns) {
-    rules.patterns.push_back({p.name, p.regex});
-  }
-  for (const auto& k : config.keywords) {
-    rules.keyword_lists.push_back({k.name, k.words});
-  }
   return rules;
 }
 
 }  // namespace
+
+PrivacyRules privacy_rules(const config::PrivacyConfig& config) {
+  PrivacyRules rules = scanner_rules(config.patterns, config.keywords);
+  rules.disabled_detectors = config.disabled_detectors;
+  return rules;
+}
 
 Result<double> threshold_for_share(const ComplexityModel& model, double cloud_share) {
   // The weights file lists (cloud_share, threshold) pairs measured on its training data;

@@ -54,6 +54,9 @@ class Router {
   std::shared_ptr<const ComplexityModel> model_;
 };
 
+// The privacy scanner's rules for the `routing.privacy` configuration.
+PrivacyRules privacy_rules(const config::PrivacyConfig& config);
+
 // The classifier threshold that sent `cloud_share` of its training traffic to the cloud (from
 // the weights file's metadata); fails when the file records none.
 Result<double> threshold_for_share(const ComplexityModel& model, double cloud_share);
