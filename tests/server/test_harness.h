@@ -160,7 +160,10 @@ class FaultUpstream {
     const auto dir =
         std::filesystem::temp_directory_path() /
         ("tandem-fault-" + std::to_string(::getpid()) + "-" + std::to_string(counter()++));
+    // A port file left by an earlier process with the same pid would point at a dead port.
+    std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
+    dir_ = dir.string();
     port_file_ = (dir / "port").string();
     process_ = std::make_unique<ChildProcess>(
         std::vector<std::string>{TANDEM_FAULT_UPSTREAM, "--port", "0", "--port-file", port_file_});
@@ -173,6 +176,14 @@ class FaultUpstream {
       return port_ != 0;
     });
   }
+  ~FaultUpstream() {
+    process_.reset();
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
+  }
+  FaultUpstream(const FaultUpstream&) = delete;
+  FaultUpstream& operator=(const FaultUpstream&) = delete;
+
   uint16_t port() const { return port_; }
   std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1"; }
   json stats() const { return request(port_, "GET", "/control/stats").json_body(); }
@@ -187,6 +198,7 @@ class FaultUpstream {
     static int n = 0;
     return n;
   }
+  std::string dir_;
   std::string port_file_;
   uint16_t port_ = 0;
   std::unique_ptr<ChildProcess> process_;
