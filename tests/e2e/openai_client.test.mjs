@@ -413,6 +413,31 @@ describe('OpenAI Node client against tandem serve', { timeout: 180_000 }, () => 
     assertTier(response, data, 'edge');
   });
 
+  test('speculative pattern: a revision event does not trip the client, and replaces the text', async () => {
+    // The edge streams at once; llama-server (same weights, its own chat template) verifies.
+    const stream = await client.chat.completions.create(chatRequest({ stream: true }),
+                                                        { headers: { 'X-Tandem-Pattern': 'speculative' } });
+    const { chunks } = await collectChat(stream);
+    const last = chunks.at(-1);
+    assert.ok(last.tandem, `the last chunk carries "tandem": ${JSON.stringify(last)}`);
+    assert.equal(last.tandem.pattern, 'speculative');
+    const status = last.tandem.verification?.status;
+    assert.ok(['agreed', 'disagreed'].includes(status), `the cloud gave a verdict: ${status}`);
+    const markers = chunks.filter((c) => c.tandem?.revision && !c.tandem.tier);
+    if (status === 'agreed') {
+      assert.equal(markers.length, 0, 'no revision when the cloud agrees');
+      assert.equal(last.tandem.tier, 'edge');
+      return;
+    }
+    assert.equal(markers.length, 1, 'exactly one revision event reached the client as a chunk');
+    assert.deepEqual(markers[0].choices, [], 'the revision chunk has no choices, so nothing is appended');
+    assert.equal(markers[0].tandem.revision.to_tier, 'cloud');
+    const after = chunks.slice(chunks.indexOf(markers[0]) + 1)
+      .map((c) => c.choices[0]?.delta?.content ?? '').join('');
+    assert.ok(after.length > 0, 'the cloud\'s answer follows the revision');
+    assert.equal(last.tandem.tier, 'cloud');
+  });
+
   describe('cloud model through llama-server', () => {
     test('non-streaming: same greedy story, tier "cloud"', async () => {
       const { data, response } = await client.chat.completions
