@@ -94,7 +94,7 @@ int run(const std::string& action, const ReviewFlags& flags) {
       for (const auto& t : tickets.value()) {
         out.push_back(server::ticket_json(t));
       }
-      std::cout << out.dump(2) << "\n";
+      std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
       return 0;
     }
     std::printf("%-28s %-9s %-12s %s\n", "ID", "STATUS", "CLIENT", "PROMPT");
@@ -114,7 +114,9 @@ int run(const std::string& action, const ReviewFlags& flags) {
     return 1;
   }
   if (flags.json) {
-    std::cout << server::ticket_json(ticket.value()).dump(2) << "\n";
+    std::cout << server::ticket_json(ticket.value())
+                     .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+              << "\n";
   } else {
     print_ticket(ticket.value());
   }

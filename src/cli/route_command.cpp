@@ -104,7 +104,7 @@ int route(const RouteFlags& flags) {
   const routing::Decision decision = router.value()->decide(signals, health);
   const auto explained = router.value()->explain(input, signals, decision, health, flags.explain);
   if (flags.json) {
-    std::cout << explained.dump(2) << "\n";
+    std::cout << explained.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     print_text(explained, flags.explain);
   }
@@ -131,6 +131,7 @@ std::function<int()> add_route_command(CLI::App& app) {
   cmd->add_option("--pattern", flags->headers.pattern,
                   "As X-Tandem-Pattern (ingress, cascade, speculative, collaborate, edge, cloud)");
   cmd->add_option("--review", flags->headers.review, "As X-Tandem-Review (required)");
+  cmd->add_option("--client", flags->headers.client, "As X-Tandem-Client (a client id)");
   cmd->add_flag("--cloud-offline", flags->cloud_offline, "Route as if the cloud were offline");
   cmd->add_flag("--no-edge", flags->no_edge, "Route as if the edge model were unavailable");
   cmd->add_flag("--explain", flags->explain, "Show the classifier's feature contributions");

@@ -173,6 +173,10 @@ TEST(CliRouteTest, ExplainsADecisionWithoutAModel) {
   auto text = run_tandem("route 'Prove that sqrt(2) is irrational' --explain");
   ASSERT_EQ(text.exit_code, 0);
   EXPECT_NE(text.stdout_text.find("contribution"), std::string::npos);
+  // Bytes that are not UTF-8 are replaced in JSON output, never an internal error.
+  auto invalid_utf8 =
+      run_tandem("route \"$(printf 'caf\\351 \\377')\" --json --client \"$(printf '\\377')\"");
+  EXPECT_EQ(invalid_utf8.exit_code, 0) << invalid_utf8.stdout_text;
   auto offline = run_tandem("route hi --cloud-offline --json");
   EXPECT_EQ(nlohmann::json::parse(offline.stdout_text)["decision"]["reasons"][0]["code"],
             "cloud.offline");
