@@ -36,6 +36,7 @@ class ConfidenceTracker {
   explicit ConfidenceTracker(const config::ConfidenceWeights& weights) : weights_(weights) {}
 
   void add(double logprob, double entropy, double margin);
+  size_t tokens() const { return tokens_; }
   ConfidenceSnapshot snapshot() const;
 
   // Whether escalation is already certain when at most `remaining_tokens` more may come.

@@ -18,17 +18,7 @@ json Revision::to_json() const {
   return {{"id", id}, {"from_tier", from_tier}, {"to_tier", to_tier}, {"reason", reason}};
 }
 
-json DecisionRecord::to_json() const {
-  auto usage = [](const std::optional<TierUsage>& u) -> json {
-    if (!u) {
-      return nullptr;
-    }
-    return {{"prompt_tokens", u->prompt_tokens}, {"completion_tokens", u->completion_tokens}};
-  };
-  json fallback_list = json::array();
-  for (const auto& f : fallbacks) {
-    fallback_list.push_back({{"from", f.from}, {"to", f.to}, {"reason", f.reason}});
-  }
+json DecisionRecord::cost_json() const {
   json cost = {{"edge", 0.0}, {"cloud", cloud_cost_usd}};
   if (cloud_prices && (edge_usage || cloud_usage)) {
     // The answer the client got, priced as if the cloud had written all of it: the prompt
@@ -49,6 +39,20 @@ json DecisionRecord::to_json() const {
     cost["all_cloud"] = nullptr;
     cost["saved"] = nullptr;
   }
+  return cost;
+}
+
+json DecisionRecord::to_json() const {
+  auto usage = [](const std::optional<TierUsage>& u) -> json {
+    if (!u) {
+      return nullptr;
+    }
+    return {{"prompt_tokens", u->prompt_tokens}, {"completion_tokens", u->completion_tokens}};
+  };
+  json fallback_list = json::array();
+  for (const auto& f : fallbacks) {
+    fallback_list.push_back({{"from", f.from}, {"to", f.to}, {"reason", f.reason}});
+  }
   json out = {
       {"tier", tier.empty() ? json(nullptr) : json(tier)},  // null: no tier ran
       {"tiers", tiers},
@@ -61,7 +65,7 @@ json DecisionRecord::to_json() const {
                       ? json(nullptr)
                       : json{{"upstream", cloud_upstream}, {"model", cloud_model}}}}},
       {"usage", {{"edge", usage(edge_usage)}, {"cloud", usage(cloud_usage)}}},
-      {"cost_usd", std::move(cost)},
+      {"cost_usd", cost_json()},
       {"data_left_device", data_left_device},
       {"ttft_ms", ttft_ms},
       {"latency_ms", latency_ms},

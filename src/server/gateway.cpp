@@ -72,13 +72,12 @@ void trace_decision(const DecisionRecord& record) {
       codes.push_back(reason["code"].get<std::string>());
     }
   }
-  const json full = record.to_json();
   LogFields fields = {{"tier", record.tier.empty() ? "none" : record.tier},
                       {"tiers", join(record.tiers)},
                       {"pattern", record.pattern},
                       {"reasons", join(codes)},
                       {"data_left_device", record.data_left_device ? "true" : "false"},
-                      {"cost_usd", full["cost_usd"].dump()},
+                      {"cost_usd", record.cost_json().dump()},
                       {"latency_ms", std::to_string(record.latency_ms)}};
   if (!record.escalation.is_null()) {
     fields.emplace_back("escalation", record.escalation["reason"].get<std::string>());
@@ -161,6 +160,23 @@ void Gateway::stop() {
   stop_probes_.cancel();
 }
 
+std::optional<routing::RememberedTier> Gateway::remembered_tier(
+    const std::string& client, const std::vector<uint64_t>& keys) const {
+  auto found = memory_->lookup(client, keys, unix_ms());
+  if (!found) {
+    // The memory is a preference: without it the query is routed afresh.
+    log_event(LogLevel::kWarn, "routing", "consistency_lookup_failed",
+              {{"message", found.error().message}});
+    return std::nullopt;
+  }
+  if (!found.value()) {
+    return std::nullopt;
+  }
+  const store::RememberedRoute& m = *found.value();
+  return routing::RememberedTier{m.tier == "edge" ? routing::Tier::kEdge : routing::Tier::kCloud,
+                                 m.reason, unix_ms() - m.decided_at_ms};
+}
+
 routing::HealthSnapshot Gateway::health() const {
   routing::HealthSnapshot h;
   h.edge_available = engine_ != nullptr;
@@ -189,14 +205,8 @@ json Gateway::explain_route(const CompletionRequest& request, const RequestConte
   const routing::RouteInput input = route_input(request, context, text);
   routing::RouteSignals signals = router_->signals(input);
   if (config_.routing.consistency.enabled && !input.hints.client.empty()) {
-    auto remembered =
-        memory_->lookup(input.hints.client, routing::query_cluster_keys(text.last_user), unix_ms());
-    if (remembered && remembered.value()) {
-      const auto& m = *remembered.value();
-      signals.remembered =
-          routing::RememberedTier{m.tier == "edge" ? routing::Tier::kEdge : routing::Tier::kCloud,
-                                  m.reason, unix_ms() - m.decided_at_ms};
-    }
+    signals.remembered =
+        remembered_tier(input.hints.client, routing::query_cluster_keys(text.last_user));
   }
   const routing::HealthSnapshot h = health();
   const routing::Decision decision = router_->decide(signals, h);
@@ -235,18 +245,11 @@ net::awaitable<void> Gateway::execute(CompletionRequest request, RequestContext 
     std::optional<routing::Decision> without_memory;
     if (use_memory) {
       cluster_keys = routing::query_cluster_keys(text.last_user);
-      auto found = memory_->lookup(client, cluster_keys, unix_ms());
-      if (found && found.value()) {
-        const auto& m = *found.value();
-        signals.remembered =
-            routing::RememberedTier{m.tier == "edge" ? routing::Tier::kEdge : routing::Tier::kCloud,
-                                    m.reason, unix_ms() - m.decided_at_ms};
+      signals.remembered = remembered_tier(client, cluster_keys);
+      if (signals.remembered) {
         auto plain = signals;
         plain.remembered.reset();
         without_memory = router_->decide(plain, h);
-      } else if (!found) {
-        log_event(LogLevel::kWarn, "routing", "consistency_lookup_failed",
-                  {{"message", found.error().message}});
       }
     }
     const routing::Decision decision = router_->decide(signals, h);

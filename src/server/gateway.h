@@ -68,6 +68,7 @@ struct DecisionRecord {
   std::chrono::steady_clock::time_point started_at = std::chrono::steady_clock::now();
 
   void add_tier(const std::string& name);
+  nlohmann::json cost_json() const;  // {edge, cloud, all_cloud, saved}
   nlohmann::json to_json() const;
 };
 
@@ -198,6 +199,9 @@ class Gateway {
           std::string edge_problem, std::vector<std::unique_ptr<upstream::Upstream>> upstreams);
 
   routing::HealthSnapshot health() const;
+  // The consistency memory's tier for this client's similar queries, if any.
+  std::optional<routing::RememberedTier> remembered_tier(const std::string& client,
+                                                         const std::vector<uint64_t>& keys) const;
 
   config::GatewayConfig config_;
   std::unique_ptr<engine::Engine> engine_;

@@ -154,7 +154,7 @@ net::awaitable<std::optional<ApiError>> run_cascade(Gateway& gateway, Gateway::R
         co_return false;
       }
     }
-    const size_t n = tracker.snapshot().tokens;
+    const size_t n = tracker.tokens();
     if (cfg.early_stop && n >= cfg.min_tokens && n < max_tokens &&
         tracker.verdict(cfg.threshold, max_tokens - n) ==
             routing::ConfidenceVerdict::kEscalateCertain) {

@@ -133,6 +133,23 @@ std::string format_utc(int64_t ms) {
   return std::string(text, n) + millis;
 }
 
+// One ticket by id on a connection the caller holds; kNotFound naming the id.
+Result<ReviewTicket> fetch_ticket(Connection& connection, const std::string& id) {
+  auto stmt = connection.prepare(kGetSql);
+  if (!stmt) {
+    return stmt.error();
+  }
+  stmt->bind(1, id);
+  auto row = stmt->step();
+  if (!row) {
+    return row.error();
+  }
+  if (!*row) {
+    return make_error(ErrorCode::kNotFound, "no review ticket " + id);
+  }
+  return read_ticket(*stmt);
+}
+
 }  // namespace
 
 bool is_review_ticket_id(std::string_view id) {
@@ -221,19 +238,7 @@ Result<ReviewTicket> ReviewQueue::get(const std::string& id) {
     return status.error();
   }
   Connection connection = db_->acquire();
-  auto stmt = connection.prepare(kGetSql);
-  if (!stmt) {
-    return stmt.error();
-  }
-  stmt->bind(1, id);
-  auto row = stmt->step();
-  if (!row) {
-    return row.error();
-  }
-  if (!*row) {
-    return make_error(ErrorCode::kNotFound, "no review ticket " + id);
-  }
-  return read_ticket(*stmt);
+  return fetch_ticket(connection, id);
 }
 
 Result<std::vector<ReviewTicket>> ReviewQueue::list(const std::string& status, size_t limit) {
@@ -328,19 +333,11 @@ Result<ReviewTicket> ReviewQueue::resolve(const std::string& id, std::string_vie
   }
 
   // Nothing changed: say why — no such ticket, or someone resolved it first.
-  auto stmt = connection.prepare(kGetSql);
-  if (!stmt) {
-    return stmt.error();
+  auto found = fetch_ticket(connection, id);
+  if (!found) {
+    return found.error();
   }
-  stmt->bind(1, id);
-  auto row = stmt->step();
-  if (!row) {
-    return row.error();
-  }
-  if (!*row) {
-    return make_error(ErrorCode::kNotFound, "no review ticket " + id);
-  }
-  const ReviewTicket current = read_ticket(*stmt);
+  const ReviewTicket& current = found.value();
   return make_error(ErrorCode::kInvalidArgument, "ticket " + id + " was already " + current.status +
                                                      " by " + current.reviewer + " at " +
                                                      format_utc(current.updated_at_ms));
