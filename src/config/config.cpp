@@ -1,5 +1,6 @@
 #include "config/config.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <fstream>
@@ -367,6 +368,45 @@ void get_word_lists(Section& s, const std::string& key, std::vector<NamedWords>&
   }
 }
 
+void get_weights(Section weights, ConfidenceWeights& out) {
+  weights.get("bias", out.bias, -100.0, 100.0);
+  weights.get("mean_logprob", out.mean_logprob, -100.0, 100.0);
+  weights.get("min_logprob", out.min_logprob, -100.0, 100.0);
+  weights.get("mean_entropy", out.mean_entropy, -100.0, 100.0);
+  weights.get("mean_margin", out.mean_margin, -100.0, 100.0);
+  weights.finish();
+}
+
+// `cascade.kinds: {math: {threshold, weights}, ...}`: a kind's calibration starts from the
+// global one, so a kind may override only its threshold.
+void get_kinds(Section& cascade, CascadeConfig& out) {
+  const YAML::Node kinds = cascade.child("kinds");
+  if (!kinds || kinds.IsNull()) {
+    return;
+  }
+  if (!kinds.IsMap()) {
+    cascade.fail(kinds, cascade.key_path("kinds"), "must be a mapping of query kind to settings");
+  }
+  for (const auto& entry : kinds) {
+    const std::string name = entry.first.Scalar();
+    const std::string path = cascade.key_path("kinds." + name);
+    if (std::find_if(std::begin(kQueryKinds), std::end(kQueryKinds),
+                     [&](const char* k) { return name == k; }) == std::end(kQueryKinds)) {
+      std::string known;
+      for (const char* k : kQueryKinds) {
+        known += (known.empty() ? "" : ", ") + std::string(k);
+      }
+      cascade.fail(entry.first, path, "unknown query kind (one of " + known + ")");
+    }
+    Section kind(entry.second, path, cascade.source());
+    KindCascade settings{out.threshold, out.weights};
+    kind.get("threshold", settings.threshold, 0.0, 1.0);
+    get_weights(kind.section("weights"), settings.weights);
+    kind.finish();
+    out.kinds[name] = settings;
+  }
+}
+
 void parse_routing(Section s, RoutingConfig& out) {
   s.get("edge_to_cloud", out.edge_to_cloud);
   s.get("cloud_to_edge", out.cloud_to_edge);
@@ -397,13 +437,8 @@ void parse_routing(Section s, RoutingConfig& out) {
   cascade.get("early_stop", out.cascade.early_stop);
   cascade.get("streaming", out.cascade.streaming);
   one_of(cascade, "streaming", out.cascade.streaming, {"hold", "revise"});
-  Section weights = cascade.section("weights");
-  weights.get("bias", out.cascade.weights.bias, -100.0, 100.0);
-  weights.get("mean_logprob", out.cascade.weights.mean_logprob, -100.0, 100.0);
-  weights.get("min_logprob", out.cascade.weights.min_logprob, -100.0, 100.0);
-  weights.get("mean_entropy", out.cascade.weights.mean_entropy, -100.0, 100.0);
-  weights.get("mean_margin", out.cascade.weights.mean_margin, -100.0, 100.0);
-  weights.finish();
+  get_weights(cascade.section("weights"), out.cascade.weights);
+  get_kinds(cascade, out.cascade);
   cascade.finish();
 
   Section speculative = s.section("speculative");
@@ -429,6 +464,18 @@ void parse_routing(Section s, RoutingConfig& out) {
   consistency.get("enabled", out.consistency.enabled);
   consistency.get<uint32_t>("ttl_s", out.consistency.ttl_s, 1, 365u * 24 * 3600);
   consistency.finish();
+
+  Section shadow = s.section("shadow");
+  shadow.get("enabled", out.shadow.enabled);
+  shadow.get("sample", out.shadow.sample, 0.0, 1.0);
+  shadow.get("target_quality", out.shadow.target_quality, 0.0, 1.0);
+  shadow.get<uint32_t>("min_samples", out.shadow.min_samples, 1, 1u << 30);
+  shadow.finish();
+
+  Section traces = s.section("traces");
+  traces.get("enabled", out.traces.enabled);
+  traces.get<uint64_t>("max_rows", out.traces.max_rows, 1, uint64_t{1} << 40);
+  traces.finish();
   s.finish();
 }
 

@@ -121,12 +121,24 @@ struct ConfidenceWeights {
   double mean_margin = 0.0;
 };
 
+// The kinds of query the router tells apart from the prompt alone (routing/query_kind.h).
+// Calibration may fit a threshold and weights per kind (ConsRoute-style), and shadow mode
+// reports edge-cloud agreement per kind.
+inline constexpr const char* kQueryKinds[] = {"multiple_choice", "math", "code", "factoid", "open"};
+
+// A kind's own cascade calibration; it replaces the global threshold and weights.
+struct KindCascade {
+  double threshold = 0.5;
+  ConfidenceWeights weights;
+};
+
 struct CascadeConfig {             // P1: edge first, escalate on low confidence
   double threshold = 0.5;          // combined confidence below this escalates
   uint32_t min_tokens = 4;         // no early stop before this many edge tokens
   bool early_stop = true;          // stop the edge once escalation is certain
   std::string streaming = "hold";  // "hold" edge tokens until decided, or "revise"
   ConfidenceWeights weights;
+  std::map<std::string, KindCascade> kinds;  // by query kind; absent kinds use the above
 };
 
 struct IngressConfig {  // P2: the complexity classifier at ingress
@@ -161,6 +173,22 @@ struct ConsistencyConfig {  // ConsRoute: similar queries of a client keep their
   uint32_t ttl_s = 3600;
 };
 
+// "Start in the cloud, move to the edge": the cloud answers, the edge answers the same query
+// beside it on a sampled share, and agreement is recorded per query kind.
+struct ShadowConfig {
+  bool enabled = false;
+  double sample = 0.1;           // share of cloud-answered queries the edge shadows
+  double target_quality = 0.95;  // agreement a kind needs (lower confidence bound) to move
+  uint32_t min_samples = 30;     // no verdict for a kind with fewer shadowed queries
+};
+
+// Per-request routing traces in the routing database (no prompt text): what `tandem replay`
+// and `tandem calibrate --traces` read.
+struct TracesConfig {
+  bool enabled = true;
+  uint64_t max_rows = 1000000;  // oldest rows are deleted beyond this
+};
+
 struct RoutingConfig {
   // `model: tandem` and explicit models may move to the other tier when theirs fails.
   bool edge_to_cloud = true;
@@ -178,6 +206,8 @@ struct RoutingConfig {
   CollaborateConfig collaborate;
   ReviewConfig review;
   ConsistencyConfig consistency;
+  ShadowConfig shadow;
+  TracesConfig traces;
 };
 
 struct GatewayConfig {

@@ -207,4 +207,12 @@ Decision decide(const config::RoutingConfig& config, const RouteSignals& signals
   return by_pattern(config, signals);
 }
 
+config::KindCascade cascade_settings(const config::CascadeConfig& config, QueryKind kind) {
+  const auto it = config.kinds.find(std::string(query_kind_name(kind)));
+  if (it != config.kinds.end()) {
+    return it->second;
+  }
+  return {config.threshold, config.weights};
+}
+
 }  // namespace tandem::routing

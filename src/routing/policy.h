@@ -12,6 +12,8 @@
 
 #include "config/config.h"
 #include "routing/privacy_scanner.h"
+#include "routing/prompt_features.h"
+#include "routing/query_kind.h"
 
 namespace tandem::routing {
 
@@ -63,6 +65,8 @@ struct RouteSignals {
   RequestHints hints;
   std::vector<PrivacyFinding> privacy;  // data that must not leave the device
   std::vector<PrivacyFinding> review;   // matches of the review rules
+  PromptFeatures features;              // what the classifier read
+  QueryKind kind = QueryKind::kOpen;    // for per-kind cascade calibration and shadow reports
   double complexity = 0.0;              // P(the cloud is needed), from the classifier
   std::optional<RememberedTier> remembered;
 };
@@ -86,5 +90,9 @@ struct Decision {
 
 Decision decide(const config::RoutingConfig& config, const RouteSignals& signals,
                 const HealthSnapshot& health);
+
+// The cascade's threshold and confidence weights for a query of `kind`: the kind's own
+// calibration when the configuration has one, else the global one.
+config::KindCascade cascade_settings(const config::CascadeConfig& config, QueryKind kind);
 
 }  // namespace tandem::routing

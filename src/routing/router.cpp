@@ -132,7 +132,9 @@ RouteSignals Router::signals(const RouteInput& input) const {
   if (review_ && config_.review.enabled) {
     s.review = review_->scan(input.text);
   }
-  s.complexity = model_->score(extract_features(input.prompt));
+  s.features = extract_features(input.prompt);
+  s.kind = query_kind(s.features);
+  s.complexity = model_->score(s.features);
   return s;
 }
 

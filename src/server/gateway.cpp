@@ -234,12 +234,14 @@ net::awaitable<void> Gateway::execute(CompletionRequest request, RequestContext 
   std::vector<uint64_t> cluster_keys;
   std::string client;
   bool remember = false;
+  routing::QueryKind kind = routing::QueryKind::kOpen;
 
   if (request.model == kRoutedModel) {
     const PromptText text = prompt_text(request);
     const routing::RouteInput input = route_input(request, context, text);
     routing::RouteSignals signals = router_->signals(input);
     client = input.hints.client;
+    kind = signals.kind;
     const routing::HealthSnapshot h = health();
     const bool use_memory = config_.routing.consistency.enabled && !client.empty();
     std::optional<routing::Decision> without_memory;
@@ -360,7 +362,7 @@ net::awaitable<void> Gateway::execute(CompletionRequest request, RequestContext 
   }
 
   for (size_t i = 0; i < plan.size(); ++i) {
-    Run run{request, sink, cancel, record};
+    Run run{request, sink, cancel, record, kind};
     std::optional<ApiError> error;
     switch (plan[i]) {
       case Step::kEdge:

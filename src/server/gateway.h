@@ -156,6 +156,7 @@ class Gateway {
     ResponseSink& sink;
     CancelSignal& cancel;
     DecisionRecord& record;
+    routing::QueryKind kind = routing::QueryKind::kOpen;  // selects per-kind calibration
     bool started = false;  // the client has received the response's start
   };
   // The edge answers, streaming into the sink, and finishes the response.

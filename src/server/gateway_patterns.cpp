@@ -128,13 +128,14 @@ std::string normalised_answer(const std::string& text) {
 
 net::awaitable<std::optional<ApiError>> run_cascade(Gateway& gateway, Gateway::Run& run) {
   const config::RoutingConfig& routing = gateway.config().routing;
-  const config::CascadeConfig& cfg = routing.cascade;
+  const config::CascadeConfig& cascade = routing.cascade;
+  const config::KindCascade cfg = routing::cascade_settings(cascade, run.kind);
   auto generation = gateway.edge_generation(run.request);
   if (auto* error = std::get_if<ApiError>(&generation)) {
     co_return *error;
   }
   // Non-streaming clients see nothing until the end anyway: holding costs them nothing.
-  const bool hold = cfg.streaming == "hold" || !run.request.stream;
+  const bool hold = cascade.streaming == "hold" || !run.request.stream;
   const auto max_tokens = static_cast<size_t>(run.request.sampling.max_tokens);
   routing::ConfidenceTracker tracker(cfg.weights);
   std::vector<Piece> held;
@@ -155,7 +156,7 @@ net::awaitable<std::optional<ApiError>> run_cascade(Gateway& gateway, Gateway::R
       }
     }
     const size_t n = tracker.tokens();
-    if (cfg.early_stop && n >= cfg.min_tokens && n < max_tokens &&
+    if (cascade.early_stop && n >= cascade.min_tokens && n < max_tokens &&
         tracker.verdict(cfg.threshold, max_tokens - n) ==
             routing::ConfidenceVerdict::kEscalateCertain) {
       early_stop = true;
