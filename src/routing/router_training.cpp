@@ -8,7 +8,6 @@
 #include <ctime>
 #include <fstream>
 #include <limits>
-#include <set>
 
 #include <unistd.h>
 
@@ -37,97 +36,8 @@ struct Dataset {
   size_t rows_skipped = 0;
 };
 
-Error data_error(const std::string& where, const std::string& what) {
-  return make_error(ErrorCode::kInvalidArgument, where + ": " + what);
-}
-
-Result<TraceRow> parse_row(const std::string& line, const std::string& where) {
-  nlohmann::json object;
-  try {
-    object = nlohmann::json::parse(line);
-  } catch (const nlohmann::json::exception& e) {  // parse_error, or a number beyond double
-    return data_error(where, std::string("invalid JSON: ") + e.what());
-  }
-  if (!object.is_object()) {
-    return data_error(where, "expected a JSON object (routing trace v1)");
-  }
-  TraceRow row;
-  row.location = where;
-  const auto id = object.find("id");
-  if (id == object.end() || !id->is_string()) {
-    return data_error(where, "id: missing (a string)");
-  }
-  row.id = id->get<std::string>();
-  const auto prompt = object.find("prompt");
-  if (prompt == object.end() || !prompt->is_string()) {
-    return data_error(where, "prompt: missing (a string)");
-  }
-  row.prompt = prompt->get<std::string>();
-  if (const auto system = object.find("system"); system != object.end() && !system->is_null()) {
-    if (!system->is_string()) {
-      return data_error(where, "system: must be a string or null");
-    }
-    row.system = system->get<std::string>();
-  }
-  const auto models = object.find("models");
-  if (models == object.end() || !models->is_object()) {
-    return data_error(where, "models: missing (an object: model name -> {score, ...})");
-  }
-  for (const auto& [name, result] : models->items()) {
-    const std::string field = "models." + name;
-    if (!result.is_object()) {
-      return data_error(where, field + ": must be an object with a score");
-    }
-    const auto score = result.find("score");
-    if (score == result.end()) {
-      return data_error(where, field + ".score: missing");
-    }
-    if (score->is_null()) {
-      continue;  // the source has no judgement for this model: as if it were absent
-    }
-    if (!score->is_number() || !std::isfinite(score->get<double>())) {
-      return data_error(where, field + ".score: must be a number, got " + score->dump());
-    }
-    row.scores.emplace_back(name, score->get<double>());
-  }
-  return row;
-}
-
-uint64_t fnv1a64(std::string_view text) {
-  uint64_t hash = 14695981039346656037ULL;
-  for (char c : text) {
-    hash = (hash ^ static_cast<uint8_t>(c)) * 1099511628211ULL;
-  }
-  return hash;
-}
-
-// splitmix64's finaliser: spreads the bits of the FNV hash so that low bits are usable.
-uint64_t mix(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  x ^= x >> 31;
-  return x;
-}
-
-double unit_interval(uint64_t hash) {
-  return static_cast<double>(hash >> 11) * 0x1.0p-53;
-}
-
-std::string join(const std::set<std::string>& names) {
-  std::string out;
-  for (const auto& name : names) {
-    out += (out.empty() ? "" : ", ") + name;
-  }
-  return out;
-}
-
 Result<Dataset> load_dataset(const std::vector<std::string>& files, const std::string& edge,
                              const std::string& cloud, double holdout, uint64_t seed) {
-  if (files.empty()) {
-    return make_error(ErrorCode::kInvalidArgument, "no data files given");
-  }
   if (edge.empty() || cloud.empty()) {
     return make_error(ErrorCode::kInvalidArgument, "both an edge and a cloud model are needed");
   }
@@ -135,33 +45,16 @@ Result<Dataset> load_dataset(const std::vector<std::string>& files, const std::s
     return make_error(ErrorCode::kInvalidArgument,
                       "the edge and the cloud model are the same ('" + edge + "')");
   }
-  std::vector<TraceRow> rows;
-  for (const auto& file : files) {
-    auto loaded = load_traces(file);
-    if (!loaded) {
-      return loaded.error();
-    }
-    for (auto& row : loaded.value()) {
-      rows.push_back(std::move(row));
-    }
+  auto loaded = load_trace_paths(files);
+  if (!loaded) {
+    return loaded.error();
   }
-  std::set<std::string> models;
-  for (const auto& row : rows) {
-    for (const auto& [name, score] : row.scores) {
-      models.insert(name);
-    }
-  }
-  for (const auto* wanted : {&edge, &cloud}) {
-    if (models.count(*wanted) == 0) {
-      return make_error(
-          ErrorCode::kInvalidArgument,
-          std::string(wanted == &edge ? "edge" : "cloud") + " model '" + *wanted +
-              "' is not in the data; models present: " + (models.empty() ? "none" : join(models)));
-    }
+  const std::vector<TraceRow>& rows = loaded.value();
+  if (auto present = require_models(rows, {{"edge", edge}, {"cloud", cloud}}); !present) {
+    return present.error();
   }
   Dataset data;
   data.rows_read = rows.size();
-  const uint64_t salt = mix(seed + 0x9e3779b97f4a7c15ULL);
   for (const auto& row : rows) {
     const auto edge_score = row.score(edge);
     const auto cloud_score = row.score(cloud);
@@ -174,7 +67,7 @@ Result<Dataset> load_dataset(const std::vector<std::string>& files, const std::s
     example.edge = *edge_score;
     example.cloud = *cloud_score;
     example.label = *cloud_score > *edge_score ? 1 : 0;
-    example.hash = mix(fnv1a64(row.id) ^ salt);
+    example.hash = row_hash(row.id, seed);
     example.holdout = unit_interval(example.hash) < holdout;
     data.examples.push_back(example);
   }
@@ -459,7 +352,7 @@ double predict(const Params& theta, const Params& x) {
 std::vector<L2Candidate> search_l2(const Design& design, const std::vector<uint64_t>& hashes) {
   std::vector<size_t> fold(design.x.size());
   for (size_t r = 0; r < fold.size(); ++r) {
-    fold[r] = mix(hashes[r] ^ 0x5bd1e995ULL) % kFolds;
+    fold[r] = fold_of(hashes[r], kFolds);
   }
   std::vector<L2Candidate> candidates;
   for (double l2 : kL2Grid) {
@@ -510,49 +403,6 @@ nlohmann::ordered_json to_json(const RoutingPoint& point) {
 }  // namespace
 
 // ---- Public --------------------------------------------------------------------------------
-
-std::optional<double> TraceRow::score(const std::string& model) const {
-  for (const auto& [name, value] : scores) {
-    if (name == model) {
-      return value;
-    }
-  }
-  return std::nullopt;
-}
-
-Result<std::vector<TraceRow>> load_traces(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return make_error(ErrorCode::kNotFound, path + ": cannot open: " + errno_message(errno));
-  }
-  std::vector<TraceRow> rows;
-  std::string line;
-  size_t line_number = 0;
-  while (std::getline(in, line)) {
-    ++line_number;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) {
-      continue;
-    }
-    auto row = parse_row(line, path + ":" + std::to_string(line_number));
-    if (!row) {
-      return row.error();
-    }
-    rows.push_back(std::move(row).value());
-  }
-  if (in.bad()) {
-    return make_error(ErrorCode::kInternal, path + ": read failed: " + errno_message(errno));
-  }
-  return rows;
-}
-
-PromptView prompt_view(const TraceRow& row) {
-  PromptView view;
-  view.system = row.system;
-  view.last_user = row.prompt;
-  view.turns = 1;
-  view.total_chars = row.system.size() + row.prompt.size();
-  return view;
-}
 
 Result<TrainingReport> train_router(const TrainingOptions& options) {
   if (!(options.holdout >= 0 && options.holdout <= 0.9)) {

@@ -20,27 +20,9 @@
 #include "common/result.h"
 #include "routing/complexity_model.h"
 #include "routing/prompt_features.h"
+#include "routing/trace_data.h"
 
 namespace tandem::routing {
-
-// One query of a trace file.
-struct TraceRow {
-  std::string id;
-  std::string system;
-  std::string prompt;
-  std::vector<std::pair<std::string, double>> scores;  // model name -> score, in file order
-  std::string location;                                // "file:line", for messages
-
-  // The score of `model`, or nullopt when the row has none (or it is null).
-  std::optional<double> score(const std::string& model) const;
-};
-
-// Reads a JSONL trace file (blank lines are skipped). Errors name the file, the line and the
-// field: "traces.jsonl:12: models.llama3.1-8b.score: must be a number".
-Result<std::vector<TraceRow>> load_traces(const std::string& path);
-
-// The request a trace row stands for: one user turn after the system prompt.
-PromptView prompt_view(const TraceRow& row);
 
 struct TrainingOptions {
   std::vector<std::string> data_files;
