@@ -374,6 +374,9 @@ void get_weights(Section weights, ConfidenceWeights& out) {
   weights.get("min_logprob", out.min_logprob, -100.0, 100.0);
   weights.get("mean_entropy", out.mean_entropy, -100.0, 100.0);
   weights.get("mean_margin", out.mean_margin, -100.0, 100.0);
+  weights.get("log_doubt", out.log_doubt, -100.0, 100.0);
+  weights.get("log_tokens", out.log_tokens, -100.0, 100.0);
+  weights.get("complexity", out.complexity, -100.0, 100.0);
   weights.finish();
 }
 

@@ -119,6 +119,15 @@ struct ConfidenceWeights {
   double min_logprob = 0.0;
   double mean_entropy = 0.0;
   double mean_margin = 0.0;
+  // Weight of log(-mean logprob), the answer's distance from certainty on a log scale: it
+  // separates a 0.9999-sure answer from a 0.99-sure one, which the linear term cannot.
+  double log_doubt = 0.0;
+  // Weight of log(1 + tokens): how long the answer is (long answers go wrong more often on
+  // some tasks; a raw logprob threshold cannot see length).
+  double log_tokens = 0.0;
+  // Weight of the ingress classifier's logit (log of P(cloud needed) / (1 - P)): lets a
+  // calibrated cascade combine what the prompt says with what the edge's tokens say.
+  double complexity = 0.0;
 };
 
 // The kinds of query the router tells apart from the prompt alone (routing/query_kind.h).

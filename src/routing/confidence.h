@@ -16,6 +16,10 @@ namespace tandem::routing {
 inline constexpr double kMinLogprob = -20.0;
 inline constexpr double kMaxEntropy = 12.0;  // nats; ln(160k) for the largest vocabularies
 inline constexpr double kMaxMargin = 20.0;
+inline constexpr double kMinDoubt = 1e-6;  // -mean logprob is clipped here before its log
+
+// log(-mean_logprob), clipped: the `log_doubt` signal.
+double log_doubt(double mean_logprob);
 
 struct ConfidenceSnapshot {
   size_t tokens = 0;
@@ -33,7 +37,9 @@ enum class ConfidenceVerdict {
 
 class ConfidenceTracker {
  public:
-  explicit ConfidenceTracker(const config::ConfidenceWeights& weights) : weights_(weights) {}
+  // `complexity`: the ingress classifier's P(cloud needed) for the query; it enters the
+  // combination through weights.complexity (0.5 is neutral).
+  explicit ConfidenceTracker(const config::ConfidenceWeights& weights, double complexity = 0.5);
 
   void add(double logprob, double entropy, double margin);
   size_t tokens() const { return tokens_; }
@@ -43,10 +49,13 @@ class ConfidenceTracker {
   ConfidenceVerdict verdict(double threshold, size_t remaining_tokens) const;
 
  private:
-  double combine(double mean_logprob, double min_logprob, double mean_entropy,
-                 double mean_margin) const;
+  friend double combined_confidence(const config::ConfidenceWeights&, double, double, double,
+                                    double, double, double);
+  double combine(double mean_logprob, double min_logprob, double mean_entropy, double mean_margin,
+                 double tokens) const;
 
   config::ConfidenceWeights weights_;
+  double prior_ = 0.0;  // weights.complexity * logit(complexity), constant per query
   size_t tokens_ = 0;
   double sum_logprob_ = 0.0;
   double min_logprob_ = 0.0;
@@ -55,5 +64,13 @@ class ConfidenceTracker {
 };
 
 double sigmoid(double x);
+
+// P(the edge answer is good) for aggregated signals: what the tracker's snapshot computes,
+// for callers that have the aggregates (recorded traces) rather than the tokens.
+double combined_confidence(const config::ConfidenceWeights& weights, double mean_logprob,
+                           double min_logprob, double mean_entropy, double mean_margin,
+                           double complexity = 0.5, double tokens = 1);
+// log(p / (1 - p)), with p clipped away from 0 and 1 so that the result is finite.
+double logit(double p);
 
 }  // namespace tandem::routing

@@ -8,6 +8,7 @@
 // Thread-safety: pure functions.
 
 #include <cstddef>
+#include <optional>
 #include <string_view>
 
 #include "routing/prompt_features.h"
@@ -21,5 +22,8 @@ inline constexpr size_t kQueryKindCount = 5;
 std::string_view query_kind_name(QueryKind kind);
 
 QueryKind query_kind(const PromptFeatures& features);
+
+// The kind of a name from query_kind_name(); nullopt for anything else.
+std::optional<QueryKind> parse_query_kind(std::string_view name);
 
 }  // namespace tandem::routing

@@ -185,6 +185,40 @@ TEST(ConfigTest, RoutingErrorsNameTheKey) {
       "must be local-only");
 }
 
+TEST(ConfigTest, CascadeKindsStartFromTheGlobalCalibration) {
+  auto config = parse_config(R"(
+routing:
+  cascade:
+    threshold: 0.4
+    weights: {bias: 1, mean_logprob: 2, log_doubt: -0.5, log_tokens: 0.1, complexity: -1}
+    kinds:
+      math: {threshold: 0.7}
+      factoid:
+        weights: {bias: -1}
+)",
+                             "test.yaml");
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  const auto& c = config->routing.cascade;
+  EXPECT_DOUBLE_EQ(c.weights.log_doubt, -0.5);
+  EXPECT_DOUBLE_EQ(c.weights.log_tokens, 0.1);
+  EXPECT_DOUBLE_EQ(c.weights.complexity, -1);
+  ASSERT_EQ(c.kinds.size(), 2u);
+  EXPECT_DOUBLE_EQ(c.kinds.at("math").threshold, 0.7);
+  EXPECT_DOUBLE_EQ(c.kinds.at("math").weights.mean_logprob, 2);  // from the global weights
+  EXPECT_DOUBLE_EQ(c.kinds.at("factoid").threshold, 0.4);        // from the global threshold
+  EXPECT_DOUBLE_EQ(c.kinds.at("factoid").weights.bias, -1);
+  EXPECT_DOUBLE_EQ(c.kinds.at("factoid").weights.log_doubt, -0.5);
+
+  expect_error("routing:\n  cascade:\n    kinds:\n      poetry: {threshold: 0.5}\n",
+               "test.yaml:4: routing.cascade.kinds.poetry: unknown query kind (one of "
+               "multiple_choice, math, code, factoid, open)");
+  expect_error("routing:\n  cascade:\n    kinds:\n      math: {threshold: 2}\n",
+               "routing.cascade.kinds.math.threshold: must be between 0 and 1");
+  expect_error("routing:\n  cascade:\n    kinds: [math]\n",
+               "routing.cascade.kinds: must be a mapping of query kind to settings");
+  expect_error("routing:\n  shadow: {sample: 1.5}\n", "routing.shadow.sample");
+}
+
 TEST(ConfigTest, MissingFileIsNotFound) {
   auto config = load_config("/nonexistent/tandem.yaml");
   ASSERT_FALSE(config.ok());

@@ -1,6 +1,8 @@
 // The routing policy against the golden cases in tests/routing/cases/policy_cases.yaml, plus
 // the running confidence of the cascade and the consistency memory's cluster keys.
 
+#include <random>
+
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
@@ -191,6 +193,44 @@ TEST(PolicyConfidence, TheMeanBoundDependsOnTheTokensLeft) {
   EXPECT_EQ(tracker.verdict(0.5, 100), ConfidenceVerdict::kUndecided);
   // With 2 left the best mean is -2: sigmoid(-1) = 0.27 < 0.5, whatever comes.
   EXPECT_EQ(tracker.verdict(0.5, 2), ConfidenceVerdict::kEscalateCertain);
+}
+
+// Early stop must never fire while some continuation could still clear the threshold: with
+// the log-doubt and length terms the best case is no longer at an end of the interval, so
+// check the verdict against continuations tried one by one.
+TEST(PolicyConfidence, CertainEscalationHoldsForEveryContinuationTried) {
+  std::mt19937 random(7);
+  std::uniform_real_distribution<double> weight(-4.0, 4.0);
+  std::uniform_real_distribution<double> logprob(-6.0, 0.0);
+  size_t certain = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    config::ConfidenceWeights w;
+    w.bias = weight(random);
+    w.mean_logprob = std::abs(weight(random));
+    w.log_doubt = -std::abs(weight(random)) / 2;
+    w.log_tokens = weight(random) / 2;
+    w.min_logprob = std::abs(weight(random)) / 4;
+    ConfidenceTracker tracker(w);
+    const int seen = 1 + trial % 5;
+    for (int i = 0; i < seen; ++i) {
+      tracker.add(logprob(random), 0.0, 0.0);
+    }
+    const size_t left = 1 + static_cast<size_t>(trial % 7);
+    if (tracker.verdict(0.5, left) != ConfidenceVerdict::kEscalateCertain) {
+      continue;
+    }
+    ++certain;
+    for (size_t k = 0; k <= left; ++k) {
+      for (double v : {0.0, -1e-7, -1e-4, -0.01, -0.3, -1.0, -3.0, -20.0}) {
+        ConfidenceTracker continued = tracker;
+        for (size_t i = 0; i < k; ++i) {
+          continued.add(v, 0.0, 0.0);
+        }
+        EXPECT_LT(continued.snapshot().combined, 0.5) << "trial " << trial << " k " << k;
+      }
+    }
+  }
+  EXPECT_GT(certain, 20u);  // the check above must have had cases to check
 }
 
 TEST(PolicyConfidence, NanAndExtremeSignalsAreClipped) {
