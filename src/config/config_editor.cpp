@@ -1,0 +1,212 @@
+#include "config/config_editor.h"
+
+#include <yaml-cpp/yaml.h>
+
+namespace tandem::config {
+namespace {
+
+Error edit_error(const std::string& source, int line, const std::string& message) {
+  return make_error(ErrorCode::kInvalidArgument,
+                    source + (line >= 0 ? ":" + std::to_string(line + 1) : "") + ": " + message);
+}
+
+std::string dotted(const std::vector<std::string>& path, size_t count) {
+  std::string out;
+  for (size_t i = 0; i < count && i < path.size(); ++i) {
+    out += (i ? "." : "") + path[i];
+  }
+  return out;
+}
+
+// Offsets of the start of each line.
+std::vector<size_t> line_starts(const std::string& text) {
+  std::vector<size_t> starts = {0};
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      starts.push_back(i + 1);
+    }
+  }
+  return starts;
+}
+
+std::string_view line_at(const std::string& text, const std::vector<size_t>& starts, size_t line) {
+  const size_t begin = starts[line];
+  const size_t end = line + 1 < starts.size() ? starts[line + 1] - 1 : text.size();
+  return std::string_view(text).substr(begin, end - begin);
+}
+
+// Indentation of a line with content; npos for blank and comment-only lines.
+size_t content_indent(std::string_view line) {
+  const size_t first = line.find_first_not_of(" \t\r");
+  if (first == std::string_view::npos || line[first] == '#') {
+    return std::string_view::npos;
+  }
+  return first;
+}
+
+// Where the value of the key starting at `key_pos` begins on its line: after the colon and
+// any spaces. npos when the line has no colon (cannot happen for a block mapping key).
+size_t value_start(const std::string& text, size_t key_pos) {
+  size_t colon = key_pos;
+  const char quote = text[key_pos];
+  if (quote == '"' || quote == '\'') {
+    colon = text.find(quote, key_pos + 1);
+  }
+  colon = text.find(':', colon == std::string::npos ? key_pos : colon);
+  if (colon == std::string::npos) {
+    return std::string::npos;
+  }
+  size_t v = colon + 1;
+  while (v < text.size() && (text[v] == ' ' || text[v] == '\t')) {
+    ++v;
+  }
+  return v;
+}
+
+// The end of the scalar starting at `pos` on its line (a quoted string, or a plain scalar up
+// to a comment or the end of the line).
+size_t scalar_end(const std::string& text, size_t pos) {
+  if (pos < text.size() && (text[pos] == '"' || text[pos] == '\'')) {
+    const size_t close = text.find(text[pos], pos + 1);
+    return close == std::string::npos ? text.size() : close + 1;
+  }
+  size_t end = pos;
+  while (end < text.size() && text[end] != '\n' &&
+         !(text[end] == '#' && end > pos && (text[end - 1] == ' ' || text[end - 1] == '\t'))) {
+    ++end;
+  }
+  while (end > pos && (text[end - 1] == ' ' || text[end - 1] == '\t' || text[end - 1] == '\r')) {
+    --end;
+  }
+  return end;
+}
+
+Result<std::string> apply_one(std::string text, const ConfigEdit& edit, const std::string& source) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    return edit_error(source, e.mark.line, "not valid YAML: " + e.msg);
+  }
+  if (root && !root.IsNull() && !root.IsMap()) {
+    return edit_error(source, root.Mark().line, "the top level must be a mapping");
+  }
+  YAML::Node node = root;
+  int key_line = -1;  // the line of the key holding `node`; -1: the document itself
+  size_t key_column = 0;
+  size_t key_pos = 0;
+  for (size_t depth = 0; depth < edit.path.size(); ++depth) {
+    const std::string& name = edit.path[depth];
+    const bool last = depth + 1 == edit.path.size();
+    bool found = false;  // (a default YAML::Node is a defined null, so it cannot say this)
+    YAML::Node found_key;
+    YAML::Node found_value;
+    if (node && node.IsMap()) {
+      if (node.Style() == YAML::EmitterStyle::Flow) {
+        return edit_error(source, node.Mark().line,
+                          dotted(edit.path, depth) +
+                              ": a flow-style mapping cannot be edited; write it in block style");
+      }
+      for (auto it = node.begin(); it != node.end(); ++it) {
+        if (it->first.Scalar() == name) {
+          found = true;
+          found_key = it->first;
+          found_value = it->second;
+          break;
+        }
+      }
+    } else if (node && !node.IsNull()) {
+      return edit_error(source, node.Mark().line,
+                        dotted(edit.path, depth) + ": holds a value, not a mapping");
+    }
+    if (found) {
+      key_line = found_key.Mark().line;
+      key_column = static_cast<size_t>(found_key.Mark().column);
+      key_pos = static_cast<size_t>(found_key.Mark().pos);
+      if (!last) {
+        node = found_value;
+        continue;
+      }
+      if (found_value.IsMap() || found_value.IsSequence()) {
+        return edit_error(source, key_line,
+                          dotted(edit.path, depth + 1) + ": holds a " +
+                              (found_value.IsMap() ? "mapping" : "list") + ", not a value");
+      }
+      const size_t v = value_start(text, key_pos);
+      if (v == std::string::npos) {
+        return edit_error(source, key_line, dotted(edit.path, depth + 1) + ": no colon after key");
+      }
+      const size_t end = scalar_end(text, v);
+      const bool empty_value = v >= text.size() || text[v] == '\n' || text[v] == '#';
+      text.replace(v, empty_value ? 0 : end - v, empty_value ? edit.value + " " : edit.value);
+      return text;
+    }
+    // `name` is missing under `node`: add it and whatever lies below it.
+    size_t indent = 0;
+    size_t insert_at = text.size();
+    if (key_line < 0) {
+      if (node && node.IsMap() && node.size() > 0) {
+        indent = static_cast<size_t>(node.begin()->first.Mark().column);
+      }
+    } else {
+      const size_t v = value_start(text, key_pos);
+      if (node.IsNull() && v != std::string::npos && v < text.size() && text[v] != '\n' &&
+          text[v] != '#') {
+        // `cascade: ~` or `cascade: null`: the mapping replaces the null.
+        size_t from = v;
+        while (from > 0 && (text[from - 1] == ' ' || text[from - 1] == '\t')) {
+          --from;
+        }
+        text.erase(from, scalar_end(text, v) - from);
+      }
+      indent = node.IsMap() && node.size() > 0
+                   ? static_cast<size_t>(node.begin()->first.Mark().column)
+                   : key_column + 2;
+      // The block ends before the next content line indented no deeper than its key.
+      size_t last_content = static_cast<size_t>(key_line);
+      const auto lines = line_starts(text);
+      for (size_t l = static_cast<size_t>(key_line) + 1; l < lines.size(); ++l) {
+        const size_t i = content_indent(line_at(text, lines, l));
+        if (i == std::string_view::npos) {
+          continue;
+        }
+        if (i <= key_column) {
+          break;
+        }
+        last_content = l;
+      }
+      insert_at = last_content + 1 < lines.size() ? lines[last_content + 1] : text.size();
+    }
+    std::string block;
+    for (size_t d = depth; d < edit.path.size(); ++d) {
+      block += std::string(indent + 2 * (d - depth), ' ') + edit.path[d] + ":";
+      block += d + 1 == edit.path.size() ? " " + edit.value + "\n" : "\n";
+    }
+    if (insert_at == text.size() && !text.empty() && text.back() != '\n') {
+      text += '\n';
+      insert_at = text.size();
+    }
+    text.insert(insert_at, block);
+    return text;
+  }
+  return edit_error(source, -1, "an edit needs a key path");
+}
+
+}  // namespace
+
+Result<std::string> apply_edits(std::string text, const std::vector<ConfigEdit>& edits,
+                                const std::string& source) {
+  for (const auto& edit : edits) {
+    if (edit.path.empty()) {
+      return edit_error(source, -1, "an edit needs a key path");
+    }
+    auto edited = apply_one(std::move(text), edit, source);
+    if (!edited) {
+      return edited.error();
+    }
+    text = std::move(edited).value();
+  }
+  return text;
+}
+
+}  // namespace tandem::config

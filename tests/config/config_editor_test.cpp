@@ -1,0 +1,105 @@
+#include "config/config_editor.h"
+
+#include <gtest/gtest.h>
+
+#include "config/config.h"
+
+namespace tandem::config {
+namespace {
+
+std::string edit(const std::string& text, std::vector<ConfigEdit> edits) {
+  auto out = apply_edits(text, edits, "c.yaml");
+  EXPECT_TRUE(out) << (out ? "" : out.error().message);
+  return out ? out.value() : "";
+}
+
+TEST(ConfigEditor, ReplacesAValueAndKeepsCommentsAndOrder) {
+  const std::string text =
+      "# the gateway\n"
+      "server:\n"
+      "  port: 8080   # public port\n"
+      "routing:\n"
+      "  pattern: cascade\n"
+      "  cascade:\n"
+      "    threshold: 0.5 # tuned by hand\n"
+      "    min_tokens: 4\n";
+  const std::string out = edit(text, {{{"routing", "cascade", "threshold"}, "0.42"}});
+  EXPECT_EQ(out,
+            "# the gateway\n"
+            "server:\n"
+            "  port: 8080   # public port\n"
+            "routing:\n"
+            "  pattern: cascade\n"
+            "  cascade:\n"
+            "    threshold: 0.42 # tuned by hand\n"
+            "    min_tokens: 4\n");
+}
+
+TEST(ConfigEditor, AddsMissingKeysAtTheEndOfTheirBlock) {
+  const std::string text =
+      "routing:\n"
+      "  cascade:\n"
+      "    min_tokens: 4\n"
+      "\n"
+      "  # consistency memory\n"
+      "  consistency:\n"
+      "    ttl_s: 60\n"
+      "server:\n"
+      "  port: 9000\n";
+  const std::string out = edit(text, {{{"routing", "cascade", "threshold"}, "0.3"},
+                                      {{"routing", "cascade", "kinds", "math", "threshold"}, "0.7"},
+                                      {{"edge", "threads"}, "2"}});
+  EXPECT_EQ(out,
+            "routing:\n"
+            "  cascade:\n"
+            "    min_tokens: 4\n"
+            "    threshold: 0.3\n"
+            "    kinds:\n"
+            "      math:\n"
+            "        threshold: 0.7\n"
+            "\n"
+            "  # consistency memory\n"
+            "  consistency:\n"
+            "    ttl_s: 60\n"
+            "server:\n"
+            "  port: 9000\n"
+            "edge:\n"
+            "  threads: 2\n");
+  EXPECT_TRUE(parse_config(out, "c.yaml"));
+}
+
+TEST(ConfigEditor, FillsAnEmptyKeyAndAnEmptyFile) {
+  EXPECT_EQ(edit("routing:\n  cascade:\n", {{{"routing", "cascade", "threshold"}, "0.3"}}),
+            "routing:\n  cascade:\n    threshold: 0.3\n");
+  EXPECT_EQ(edit("routing:\n  cascade: ~\n", {{{"routing", "cascade", "threshold"}, "0.3"}}),
+            "routing:\n  cascade:\n    threshold: 0.3\n");
+  EXPECT_EQ(edit("", {{{"routing", "cascade", "threshold"}, "0.3"}}),
+            "routing:\n  cascade:\n    threshold: 0.3\n");
+  EXPECT_EQ(edit("server:\n  port: 1", {{{"routing", "pattern"}, "cascade"}}),
+            "server:\n  port: 1\nrouting:\n  pattern: cascade\n");
+}
+
+TEST(ConfigEditor, RefusesWhatItCannotEditSafely) {
+  auto flow = apply_edits("routing:\n  cascade: {threshold: 0.5}\n",
+                          {{{"routing", "cascade", "threshold"}, "0.3"}}, "c.yaml");
+  ASSERT_FALSE(flow);
+  EXPECT_NE(flow.error().message.find("c.yaml:2"), std::string::npos);
+  EXPECT_NE(flow.error().message.find("flow-style"), std::string::npos);
+
+  auto mapping = apply_edits("routing:\n  cascade:\n    threshold: 1\n",
+                             {{{"routing", "cascade"}, "0.3"}}, "c.yaml");
+  ASSERT_FALSE(mapping);
+  EXPECT_NE(mapping.error().message.find("routing.cascade: holds a mapping"), std::string::npos);
+
+  auto scalar =
+      apply_edits("routing: 3\n", {{{"routing", "cascade", "threshold"}, "0.3"}}, "c.yaml");
+  ASSERT_FALSE(scalar);
+  EXPECT_NE(scalar.error().message.find("holds a value"), std::string::npos);
+
+  auto broken = apply_edits("routing: [\n", {{{"routing", "x"}, "1"}}, "c.yaml");
+  ASSERT_FALSE(broken);
+  EXPECT_NE(broken.error().message.find("not valid YAML"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tandem::config
