@@ -1,0 +1,23 @@
+#pragma once
+// The gateway's own traces (store/trace_log.h) as calibration samples: rows whose edge answer
+// was judged (P3 cloud verification, a reviewer's answer, shadow mode) carry all four token
+// signals and a label, so `tandem calibrate --traces` can fit every confidence weight on the
+// deployment's real traffic. The cloud's answer is the reference: its score is 1.
+
+#include <vector>
+
+#include "eval/samples.h"
+#include "store/trace_log.h"
+
+namespace tandem::eval {
+
+struct ServerSamples {
+  std::vector<Sample> samples;
+  size_t rows_read = 0;
+  size_t unlabelled = 0;       // no edge_good label
+  size_t without_signals = 0;  // labelled, but no confidence recorded
+};
+
+ServerSamples samples_from_traces(const std::vector<store::TraceRecord>& records, uint64_t seed);
+
+}  // namespace tandem::eval
