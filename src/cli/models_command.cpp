@@ -68,7 +68,8 @@ std::function<int()> add_models_command(CLI::App& app) {
       "sha256 (its version) and context length");
   cmd->add_option("model", flags->model, "GGUF model file")->required();
   cmd->add_flag("--json", flags->json, "Print one JSON object");
-  return [flags] { return inspect(*flags); };
+  auto quantize = add_models_quantize_command(*models);
+  return [flags, cmd, quantize] { return cmd->parsed() ? inspect(*flags) : quantize(); };
 }
 
 }  // namespace tandem::cli
