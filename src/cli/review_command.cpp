@@ -9,6 +9,7 @@
 #include "config/config.h"
 #include "server/tandem_api.h"
 #include "store/review_queue.h"
+#include "store/trace_log.h"
 
 namespace tandem::cli {
 namespace {
@@ -42,7 +43,7 @@ std::string one_line(const std::string& text, size_t width) {
   return out;
 }
 
-Result<std::unique_ptr<store::ReviewQueue>> open_queue(const ReviewFlags& flags) {
+Result<std::shared_ptr<store::Database>> open_database(const ReviewFlags& flags) {
   std::string path = flags.database;
   if (path.empty() && !flags.config_path.empty()) {
     auto config = config::load_config(flags.config_path);
@@ -55,11 +56,7 @@ Result<std::unique_ptr<store::ReviewQueue>> open_queue(const ReviewFlags& flags)
     return make_error(ErrorCode::kInvalidArgument,
                       "name the database with --db, or a config whose routing.database is set");
   }
-  auto db = store::Database::open(path);
-  if (!db) {
-    return db.error();
-  }
-  return std::make_unique<store::ReviewQueue>(std::move(db).value());
+  return store::Database::open(path);
 }
 
 void print_ticket(const store::ReviewTicket& t) {
@@ -77,12 +74,12 @@ void print_ticket(const store::ReviewTicket& t) {
 }
 
 int run(const std::string& action, const ReviewFlags& flags) {
-  auto queue = open_queue(flags);
-  if (!queue) {
-    std::cerr << "tandem review " << action << ": " << queue.error().message << "\n";
+  auto db = open_database(flags);
+  if (!db) {
+    std::cerr << "tandem review " << action << ": " << db.error().message << "\n";
     return 1;
   }
-  store::ReviewQueue& q = *queue.value();
+  store::ReviewQueue q(db.value());
   if (action == "list") {
     auto tickets = q.list(flags.status == "all" ? "" : flags.status, flags.limit);
     if (!tickets) {
@@ -112,6 +109,14 @@ int run(const std::string& action, const ReviewFlags& flags) {
   if (!ticket) {
     std::cerr << "tandem review " << action << ": " << ticket.error().message << "\n";
     return 1;
+  }
+  if (action == "answer") {
+    // The answer labels the edge's draft in the routing trace (a verdict, never the text).
+    auto labelled = store::TraceLog(db.value()).label_by_ticket(flags.id, flags.text);
+    if (!labelled) {
+      std::cerr << "tandem review answer: the trace of " << flags.id
+                << " was not labelled: " << labelled.error().message << "\n";
+    }
   }
   if (flags.json) {
     std::cout << server::ticket_json(ticket.value())

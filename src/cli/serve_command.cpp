@@ -157,6 +157,7 @@ int serve(const ServeFlags& flags) {
   http_server.run();
   signals_context.stop();
   signal_thread.join();
+  gateway->flush_traces();  // the last requests' traces, before the process exits
   std::cerr << "tandem serve: stopped\n";
   return 0;
 }

@@ -2,8 +2,8 @@
 // collaboration and the human tier, composed from the gateway's tier building blocks.
 
 #include <algorithm>
-#include <cctype>
 
+#include "common/answer_match.h"
 #include "common/log.h"
 #include "net/async_queue.h"
 #include "routing/confidence.h"
@@ -100,30 +100,6 @@ std::string finish_name(engine::FinishReason reason) {
   return reason == engine::FinishReason::kLength ? "length" : "stop";
 }
 
-// Answer normalisation for the "match" judge: the final answer when the text marks one
-// ("#### 42", "answer: B"), else the whole text; lower case, letters and digits only.
-std::string normalised_answer(const std::string& text) {
-  std::string lower;
-  for (unsigned char c : text) {
-    lower.push_back(static_cast<char>(std::tolower(c)));
-  }
-  std::string_view answer = lower;
-  for (const char* marker : {"####", "answer is", "answer:"}) {
-    const size_t at = lower.rfind(marker);
-    if (at != std::string::npos) {
-      answer = std::string_view(lower).substr(at + std::char_traits<char>::length(marker));
-      break;
-    }
-  }
-  std::string out;
-  for (unsigned char c : answer) {
-    if (std::isalnum(c) != 0) {
-      out.push_back(static_cast<char>(c));
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 net::awaitable<std::optional<ApiError>> run_cascade(Gateway& gateway, Gateway::Run& run) {
@@ -137,17 +113,19 @@ net::awaitable<std::optional<ApiError>> run_cascade(Gateway& gateway, Gateway::R
   // Non-streaming clients see nothing until the end anyway: holding costs them nothing.
   const bool hold = cascade.streaming == "hold" || !run.request.stream;
   const auto max_tokens = static_cast<size_t>(run.request.sampling.max_tokens);
-  routing::ConfidenceTracker tracker(cfg.weights);
+  routing::ConfidenceTracker tracker(cfg.weights, run.complexity);
   std::vector<Piece> held;
   size_t offset = 0;
   bool early_stop = false;
   bool client_left = false;
+  std::string edge_text;  // hashed for the routing trace (a reviewer's answer labels it)
   const Gateway::TokenHandler on_token =
       [&](const engine::TokenEvent& event) -> net::awaitable<bool> {
     if (!event.is_flush()) {
       tracker.add(event.signals.logprob, event.signals.entropy, event.signals.margin);
     }
     if (auto piece = gateway.edge_piece(event, run.request, offset)) {
+      edge_text += piece->text;
       if (hold) {
         held.push_back(std::move(*piece));
       } else if (!co_await emit(gateway, run, "edge", std::move(*piece))) {
@@ -177,6 +155,9 @@ net::awaitable<std::optional<ApiError>> run_cascade(Gateway& gateway, Gateway::R
   run.record.edge_usage = TierUsage{summary.prompt_tokens, summary.completion_tokens};
   const routing::ConfidenceSnapshot confidence = tracker.snapshot();
   run.record.confidence = snapshot_json(confidence, cfg.threshold);
+  if (!edge_text.empty()) {
+    run.record.edge_answer_hash = answer_hash(edge_text);
+  }
   const bool escalate = early_stop || confidence.tokens == 0 || confidence.combined < cfg.threshold;
   if (!escalate) {
     for (auto& piece : held) {
@@ -344,6 +325,9 @@ net::awaitable<std::optional<ApiError>> run_speculative(Gateway& gateway, Gatewa
   const auto summary = std::get<engine::CompletionSummary>(result);
   run.record.add_tier("edge");
   run.record.edge_usage = TierUsage{summary.prompt_tokens, summary.completion_tokens};
+  if (!edge_text.empty()) {
+    run.record.edge_answer_hash = answer_hash(edge_text);
+  }
   if (!co_await gateway.start_answer(run, "edge")) {
     co_return client_gone();
   }

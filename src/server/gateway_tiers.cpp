@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "common/answer_match.h"
 #include "engine/text_stream.h"
 #include "net/async_queue.h"
 #include "server/gateway.h"
@@ -169,11 +170,13 @@ net::awaitable<std::optional<ApiError>> Gateway::run_edge(Run& run) {
   }
   size_t text_offset = 0;
   bool client_left = false;
+  std::string answer;  // hashed for the routing trace, then dropped
   const TokenHandler relay = [&](const engine::TokenEvent& event) -> net::awaitable<bool> {
     auto piece = edge_piece(event, run.request, text_offset);
     if (!piece) {
       co_return true;
     }
+    answer += piece->text;
     // GCC 12 mis-handles co_await inside && / || and temporaries in co_await expressions:
     // one await per statement, arguments named.
     bool delivered = co_await start_answer(run, "edge");
@@ -197,6 +200,9 @@ net::awaitable<std::optional<ApiError>> Gateway::run_edge(Run& run) {
   }
   run.record.edge_usage = TierUsage{summary.prompt_tokens, summary.completion_tokens};
   run.record.latency_ms = ms_since(run.record.started_at);
+  if (!answer.empty()) {
+    run.record.edge_answer_hash = answer_hash(answer);
+  }
   Outcome outcome;
   outcome.finish_reason =
       summary.finish_reason == engine::FinishReason::kLength ? "length" : "stop";

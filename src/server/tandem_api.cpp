@@ -19,22 +19,6 @@ std::string lower(std::string text) {
   return text;
 }
 
-// The value of `key` in a query string ("a=1&b=2"), without percent-decoding: the values
-// this API takes are plain words and numbers.
-std::optional<std::string> query_value(const std::string& query, const std::string& key) {
-  size_t start = 0;
-  while (start <= query.size()) {
-    const size_t end = std::min(query.find('&', start), query.size());
-    const std::string_view pair(query.data() + start, end - start);
-    const size_t eq = pair.find('=');
-    if (pair.substr(0, eq) == key) {
-      return eq == std::string_view::npos ? std::string() : std::string(pair.substr(eq + 1));
-    }
-    start = end + 1;
-  }
-  return std::nullopt;
-}
-
 ApiResponse from_error(const Error& error) {
   return error_response_body(api_error_from(error));
 }
@@ -219,6 +203,9 @@ ApiResponse answer_review(Gateway& gateway, const std::string& id, const std::st
       error.code = "review_already_closed";
     }
     return error_response_body(error);
+  }
+  if (!reject) {
+    gateway.label_review(id, text);  // the edge's answer to this ticket, judged by a person
   }
   return {200, ticket_json(result.value())};
 }

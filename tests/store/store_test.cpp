@@ -69,12 +69,12 @@ NewTicket sample_ticket(const std::string& prompt) {
 TEST(StoreDatabase, OpensInMemoryWithCurrentSchema) {
   auto db = Database::open(":memory:");
   ASSERT_TRUE(db) << db.error().message;
-  EXPECT_EQ(query_text(**db, "PRAGMA user_version"), "1");
+  EXPECT_EQ(query_text(**db, "PRAGMA user_version"), std::to_string(Database::kSchemaVersion));
   EXPECT_EQ(query_text(**db, "PRAGMA foreign_keys"), "1");
   EXPECT_EQ(query_text(**db,
                        "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name IN "
-                       "('review_tickets', 'consistency_routes')"),
-            "2");
+                       "('review_tickets', 'consistency_routes', 'traces')"),
+            "3");
 }
 
 TEST(StoreDatabase, CreatesFileWithWalAndSettings) {
@@ -88,7 +88,7 @@ TEST(StoreDatabase, CreatesFileWithWalAndSettings) {
   EXPECT_EQ(query_text(**db, "PRAGMA synchronous"), "1");  // NORMAL
   EXPECT_EQ(query_text(**db, "PRAGMA foreign_keys"), "1");
   EXPECT_EQ(query_text(**db, "PRAGMA busy_timeout"), "5000");
-  EXPECT_EQ(query_text(**db, "PRAGMA user_version"), "1");
+  EXPECT_EQ(query_text(**db, "PRAGMA user_version"), std::to_string(Database::kSchemaVersion));
   EXPECT_TRUE(std::filesystem::exists(path));
 }
 
@@ -136,20 +136,21 @@ TEST(StoreDatabase, RefusesNewerSchemaWithoutAlteringIt) {
   ASSERT_TRUE(dir.ok());
   const std::string path = dir.file("tandem.db");
   ASSERT_TRUE(Database::open(path));
-  raw_exec(path, "PRAGMA user_version = 2");
+  const std::string newer = std::to_string(Database::kSchemaVersion + 1);
+  raw_exec(path, ("PRAGMA user_version = " + newer).c_str());
   auto db = Database::open(path);
   ASSERT_FALSE(db);
   EXPECT_EQ(db.error().code, ErrorCode::kInvalidArgument);
-  EXPECT_EQ(db.error().message, "database " + path +
-                                    ": database schema version 2 is newer than this tandem "
-                                    "supports (1)");
+  EXPECT_EQ(db.error().message, "database " + path + ": database schema version " + newer +
+                                    " is newer than this tandem supports (" +
+                                    std::to_string(Database::kSchemaVersion) + ")");
   raw_exec(path, "SELECT 1");  // still a valid database
   sqlite3* raw = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
   sqlite3_stmt* stmt = nullptr;
   ASSERT_EQ(sqlite3_prepare_v2(raw, "PRAGMA user_version", -1, &stmt, nullptr), SQLITE_OK);
   ASSERT_EQ(sqlite3_step(stmt), SQLITE_ROW);
-  EXPECT_EQ(sqlite3_column_int(stmt, 0), 2);
+  EXPECT_EQ(sqlite3_column_int(stmt, 0), Database::kSchemaVersion + 1);
   sqlite3_finalize(stmt);
   sqlite3_close(raw);
 }

@@ -1,0 +1,178 @@
+// Routing traces: one row per routed request, written by a background thread so that SQLite
+// never runs on the request path (store/trace_writer.h).
+
+#include "server/gateway_traces.h"
+
+#include <algorithm>
+
+#include "server/gateway_util.h"
+
+namespace tandem::server {
+namespace {
+
+using nlohmann::json;
+
+double number(const json& object, const char* key) {
+  return object.is_object() && object.contains(key) && object[key].is_number()
+             ? object[key].get<double>()
+             : 0.0;
+}
+
+std::string text(const json& object, const char* key) {
+  return object.is_object() && object.contains(key) && object[key].is_string()
+             ? object[key].get<std::string>()
+             : std::string();
+}
+
+std::vector<std::string> detectors(const std::vector<routing::PrivacyFinding>& findings) {
+  std::vector<std::string> out;
+  for (const auto& f : findings) {
+    if (std::find(out.begin(), out.end(), f.detector) == out.end()) {
+      out.push_back(f.detector);
+    }
+  }
+  return out;
+}
+
+// The tier whose answer the client got. Token-level collaboration ("edge+cloud") is the edge's
+// answer with cloud help; its cloud tokens are counted apart.
+std::string final_tier(const DecisionRecord& record, bool failed) {
+  if (failed || record.tier.empty()) {
+    return "none";
+  }
+  if (record.tier == "edge+cloud") {
+    return "edge";
+  }
+  return record.tier;
+}
+
+}  // namespace
+
+std::vector<std::string> reason_codes(const routing::Decision& decision) {
+  std::vector<std::string> codes;
+  for (const auto& r : decision.reasons) {
+    codes.push_back(r.code);
+  }
+  return codes;
+}
+
+std::vector<std::string> explicit_model_reasons(bool cloud_model, const routing::RouteSignals& s) {
+  std::vector<std::string> codes = {cloud_model ? "model.cloud" : "model.edge"};
+  if (cloud_model) {
+    if (!s.privacy.empty()) {
+      codes.push_back("privacy.detected");
+    } else if (s.hints.privacy_header) {
+      codes.push_back("privacy.header");
+    } else if (s.hints.key_local_only) {
+      codes.push_back("privacy.key_policy");
+    }
+  }
+  return codes;
+}
+
+void trace_signals(store::TraceRecord& trace, const routing::RouteSignals& signals,
+                   std::vector<std::string> codes) {
+  const routing::RequestHints& h = signals.hints;
+  trace.client = h.client;
+  trace.kind = std::string(routing::query_kind_name(signals.kind));
+  trace.reason_codes = std::move(codes);
+  trace.privacy_detectors = detectors(signals.privacy);
+  trace.review_rules = detectors(signals.review);
+  trace.hints.privacy_header = h.privacy_header;
+  trace.hints.key_local_only = h.key_local_only;
+  trace.hints.review_header = h.review_header;
+  trace.hints.latency_budget_ms = h.latency_budget_ms;
+  trace.hints.pattern = h.pattern;
+  trace.hints.cloud_only_fields = h.cloud_only_fields;
+  trace.features.assign(signals.features.values.begin(), signals.features.values.end());
+  trace.complexity = signals.complexity;
+}
+
+void trace_outcome(store::TraceRecord& trace, const DecisionRecord& record, bool failed) {
+  trace.unix_ms = unix_ms();
+  trace.pattern = record.pattern.empty() ? "none" : record.pattern;
+  trace.tier = final_tier(record, failed);
+  // The edge worked first and a higher tier's answer replaced its own (P1 escalation, P3
+  // revision, or a human); a fallback after an edge failure is not an escalation.
+  trace.escalated = !record.tiers.empty() && record.tiers.front() == "edge" &&
+                    (trace.tier == "cloud" || trace.tier == "human");
+  if (record.confidence.is_object()) {
+    store::TraceConfidence c;
+    c.tokens = static_cast<int64_t>(number(record.confidence, "tokens"));
+    c.mean_logprob = number(record.confidence, "mean_logprob");
+    c.min_logprob = number(record.confidence, "min_logprob");
+    c.mean_entropy = number(record.confidence, "mean_entropy");
+    c.mean_margin = number(record.confidence, "mean_margin");
+    c.combined = number(record.confidence, "combined");
+    c.threshold = number(record.confidence, "threshold");
+    trace.confidence = c;
+  }
+  const json cost = record.cost_json();
+  trace.cost_edge = number(cost, "edge");
+  trace.cost_cloud = record.cloud_cost_usd;
+  if (cost.contains("all_cloud") && cost["all_cloud"].is_number()) {
+    trace.cost_all_cloud = cost["all_cloud"].get<double>();
+  }
+  const TierUsage edge = record.edge_usage.value_or(TierUsage{});
+  const TierUsage cloud = record.cloud_usage.value_or(TierUsage{});
+  trace.prompt_tokens = std::max(edge.prompt_tokens, cloud.prompt_tokens);
+  trace.edge_tokens = edge.completion_tokens;
+  trace.cloud_tokens = cloud.completion_tokens;
+  trace.latency_ms = record.latency_ms > 0 ? record.latency_ms : ms_since(record.started_at);
+  trace.data_left_device = record.data_left_device;
+  trace.edge_model = record.edge_model;
+  trace.cloud_model = record.cloud_model;
+  trace.ticket = text(record.review, "ticket");
+  trace.edge_answer_hash = record.edge_answer_hash;
+  // P3: the cloud's verdict on the edge's answer is its label.
+  const std::string verdict = text(record.verification, "status");
+  if (!trace.edge_answer_hash.empty() &&
+      (verdict == "agreed" || verdict == "disagreed" || verdict == "disagreed_unrevised")) {
+    trace.edge_good = verdict == "agreed";
+    trace.label_source = "verification";
+  }
+}
+
+Status Gateway::start_traces(const std::string& database_path) {
+  if (!config_.routing.traces.enabled) {
+    return {};
+  }
+  // A connection of its own for a database file: the writer's transactions then never hold
+  // the connection the request path's consistency lookups use (WAL lets those read meanwhile).
+  // An in-memory database exists only on the one connection.
+  std::shared_ptr<store::Database> db = database_;
+  if (database_path != ":memory:") {
+    auto own = store::Database::open(database_path);
+    if (!own) {
+      return make_error(own.error().code, "routing.database (traces): " + own.error().message);
+    }
+    db = std::move(own).value();
+  }
+  store::TraceWriter::Options options;
+  options.max_rows = config_.routing.traces.max_rows;
+  traces_ = std::make_unique<store::TraceWriter>(std::make_shared<store::TraceLog>(db), options);
+  return {};
+}
+
+void Gateway::write_trace(store::TraceRecord trace, const DecisionRecord& record, bool failed) {
+  if (!traces_) {
+    return;
+  }
+  trace_outcome(trace, record, failed);
+  // Never waits: a full queue drops the trace, and the writer reports the count.
+  (void)traces_->submit(std::move(trace));
+}
+
+void Gateway::label_review(const std::string& ticket, const std::string& answer) {
+  if (traces_) {
+    (void)traces_->submit_review_label(ticket, answer);
+  }
+}
+
+void Gateway::flush_traces() {
+  if (traces_) {
+    traces_->flush();
+  }
+}
+
+}  // namespace tandem::server

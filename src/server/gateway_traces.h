@@ -1,0 +1,30 @@
+#pragma once
+// The routing trace of one request (store/trace_log.h), assembled from the router's signals
+// and the decision record. Internal to the server component: gateway.cpp fills a trace as the
+// request goes, and Gateway::write_trace hands it to the background writer.
+
+#include <string>
+#include <vector>
+
+#include "routing/policy.h"
+#include "server/gateway.h"
+#include "store/trace_log.h"
+
+namespace tandem::server {
+
+// What the router read: client, kind, features, complexity, privacy and review findings (by
+// detector name only), hints; and the reason codes of the decision.
+void trace_signals(store::TraceRecord& trace, const routing::RouteSignals& signals,
+                   std::vector<std::string> reason_codes);
+std::vector<std::string> reason_codes(const routing::Decision& decision);
+
+// The reason codes of a request that named a model instead of `tandem`: "model.edge" or
+// "model.cloud", then the privacy pin when private data kept a cloud model's request on the
+// edge.
+std::vector<std::string> explicit_model_reasons(bool cloud_model, const routing::RouteSignals& s);
+
+// What happened: tier, pattern, tokens, cost, latency, confidence, ticket, the edge answer's
+// hash and the P3 verification's label. `failed`: the client got an error (tier "none").
+void trace_outcome(store::TraceRecord& trace, const DecisionRecord& record, bool failed);
+
+}  // namespace tandem::server

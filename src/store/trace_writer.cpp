@@ -1,0 +1,210 @@
+#include "store/trace_writer.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "common/answer_match.h"
+#include "common/log.h"
+
+namespace tandem::store {
+namespace {
+
+// Rows per transaction: enough to make a burst cheap, few enough that the connection (which
+// the request path's consistency lookups share) is never held for long.
+constexpr size_t kMaxBatch = 256;
+// A full queue is reported at once, then at most this often while it stays full.
+constexpr auto kDropReportInterval = std::chrono::seconds(10);
+
+uint64_t prune_interval(const TraceWriter::Options& options) {
+  if (options.prune_every > 0) {
+    return options.prune_every;
+  }
+  return std::clamp<uint64_t>(options.max_rows / 10, 1, 10000);
+}
+
+}  // namespace
+
+TraceWriter::TraceWriter(std::shared_ptr<TraceLog> log, Options options)
+    : log_(std::move(log)), options_(options) {
+  options_.prune_every = prune_interval(options);
+  thread_ = std::thread([this] { run(); });
+}
+
+TraceWriter::~TraceWriter() {
+  close();
+}
+
+bool TraceWriter::enqueue(Item item) {
+  {
+    std::lock_guard lock(mutex_);
+    if (closing_ || queue_.size() >= options_.queue_capacity) {
+      ++dropped_;
+      return false;
+    }
+    queue_.push_back(std::move(item));
+    ++submitted_;
+  }
+  wake_.notify_one();
+  return true;
+}
+
+bool TraceWriter::submit(TraceRecord record) {
+  return enqueue(std::move(record));
+}
+
+bool TraceWriter::submit_review_label(const std::string& ticket, std::string_view answer_text) {
+  return enqueue(ReviewLabel{ticket, answer_hash(answer_text)});
+}
+
+void TraceWriter::flush() {
+  std::unique_lock lock(mutex_);
+  const uint64_t target = submitted_;
+  done_.wait(lock, [&] { return finished_ >= target || stopped_; });
+}
+
+void TraceWriter::close() {
+  {
+    std::lock_guard lock(mutex_);
+    if (closing_) {
+      return;
+    }
+    closing_ = true;
+  }
+  wake_.notify_one();
+  if (thread_.joinable()) {
+    thread_.join();
+  }
+}
+
+uint64_t TraceWriter::written() const {
+  std::lock_guard lock(mutex_);
+  return written_;
+}
+
+uint64_t TraceWriter::dropped() const {
+  std::lock_guard lock(mutex_);
+  return dropped_;
+}
+
+uint64_t TraceWriter::failed() const {
+  std::lock_guard lock(mutex_);
+  return failed_;
+}
+
+void TraceWriter::run() {
+  for (;;) {
+    std::deque<Item> batch;
+    bool closing = false;
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [&] { return closing_ || !queue_.empty(); });
+      const size_t n = std::min(queue_.size(), kMaxBatch);
+      for (size_t i = 0; i < n; ++i) {
+        batch.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
+      closing = closing_ && queue_.empty();
+    }
+    if (!batch.empty()) {
+      write(batch);
+    }
+    report_drops(closing);
+    if (closing) {
+      prune();
+      {
+        std::lock_guard lock(mutex_);
+        stopped_ = true;
+      }
+      done_.notify_all();
+      return;
+    }
+  }
+}
+
+void TraceWriter::write(std::deque<Item>& batch) {
+  // Runs of records go in one transaction; a label waits for the records before it.
+  uint64_t written = 0;
+  uint64_t failed = 0;
+  const uint64_t total = batch.size();
+  while (!batch.empty()) {
+    std::vector<TraceRecord> records;
+    while (!batch.empty() && std::holds_alternative<TraceRecord>(batch.front())) {
+      records.push_back(std::get<TraceRecord>(std::move(batch.front())));
+      batch.pop_front();
+    }
+    if (!records.empty()) {
+      Status status = log_->append_all(records);
+      if (!status && records.size() > 1) {
+        // One bad record must not cost the others: retry them one by one.
+        status = {};
+        for (const auto& record : records) {
+          if (auto id = log_->append(record); id) {
+            ++written;
+          } else {
+            ++failed;
+            status = id.error();
+          }
+        }
+      } else if (status) {
+        written += records.size();
+      } else {
+        ++failed;
+      }
+      if (!status) {
+        log_event(LogLevel::kWarn, "traces", "write_failed", {{"message", status.error().message}});
+      }
+    }
+    if (!batch.empty()) {
+      const ReviewLabel label = std::get<ReviewLabel>(std::move(batch.front()));
+      batch.pop_front();
+      auto labelled = log_->label_by_ticket_hash(label.ticket, label.answer_hash);
+      if (!labelled) {
+        ++failed;
+        log_event(LogLevel::kWarn, "traces", "label_failed",
+                  {{"ticket", label.ticket}, {"message", labelled.error().message}});
+      }
+    }
+  }
+  since_prune_ += written;
+  if (since_prune_ >= options_.prune_every) {
+    prune();
+  }
+  {
+    std::lock_guard lock(mutex_);
+    written_ += written;
+    failed_ += failed;
+    finished_ += total;
+  }
+  done_.notify_all();
+}
+
+void TraceWriter::prune() {
+  since_prune_ = 0;
+  auto deleted = log_->prune(options_.max_rows);
+  if (!deleted) {
+    log_event(LogLevel::kWarn, "traces", "prune_failed", {{"message", deleted.error().message}});
+  }
+}
+
+void TraceWriter::report_drops(bool force) {
+  uint64_t dropped = 0;
+  {
+    std::lock_guard lock(mutex_);
+    dropped = dropped_;
+  }
+  const auto now = std::chrono::steady_clock::now();
+  if (dropped == drops_reported_ ||
+      (!force && drops_reported_ > 0 && now - last_drop_report_ < kDropReportInterval)) {
+    return;
+  }
+  drops_reported_ = dropped;
+  last_drop_report_ = now;
+  log_event(LogLevel::kWarn, "traces", "dropped",
+            {{"dropped_total", std::to_string(dropped)},
+             {"queue_capacity", std::to_string(options_.queue_capacity)},
+             {"message",
+              "the trace queue was full (the database is slow or locked); these requests have "
+              "no trace"}});
+}
+
+}  // namespace tandem::store

@@ -1,0 +1,95 @@
+#pragma once
+// Writes routing traces on a thread of its own, so that a request never waits for SQLite:
+// submit() only moves the record into a bounded queue. When the queue is full (the disk or
+// another process holds the database up) the record is dropped and counted — a trace is
+// worth less than the latency of the request it describes — and the writer logs a warning
+// with the running count. Retention (TraceLog::prune) runs every few hundred rows, never per
+// insert. close(), or the destructor, writes everything still queued before returning.
+//
+// Thread-safety: submit*(), flush() and the counters may be called from any thread; close()
+// from one thread at a time (the owner, at shutdown).
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <variant>
+
+#include "store/trace_log.h"
+
+namespace tandem::store {
+
+class TraceWriter {
+ public:
+  struct Options {
+    size_t queue_capacity = 4096;  // records and labels waiting; more are dropped
+    uint64_t max_rows = 1000000;   // retention
+    // Retention runs after this many rows were written since the last run (and at close);
+    // 0: max_rows / 10, at least 1 and at most 10,000.
+    uint64_t prune_every = 0;
+  };
+
+  TraceWriter(std::shared_ptr<TraceLog> log, Options options);
+  ~TraceWriter();
+  TraceWriter(const TraceWriter&) = delete;
+  TraceWriter& operator=(const TraceWriter&) = delete;
+
+  // Queues a record; never blocks on the database. False when it was dropped (queue full, or
+  // the writer is closed).
+  bool submit(TraceRecord record);
+  // Queues a review label (TraceLog::label_by_ticket), applied after every record submitted
+  // before it. The answer is hashed here; its text is not kept.
+  bool submit_review_label(const std::string& ticket, std::string_view answer_text);
+
+  // Blocks until everything submitted before the call has been written (or has failed).
+  void flush();
+  // Writes what is queued, runs the retention and stops the thread; later submits are dropped.
+  void close();
+
+  uint64_t written() const;  // records stored
+  uint64_t dropped() const;  // records and labels dropped because the queue was full or closed
+  uint64_t failed() const;   // records and labels the database refused
+
+ private:
+  struct ReviewLabel {
+    std::string ticket;
+    std::string answer_hash;
+  };
+  using Item = std::variant<TraceRecord, ReviewLabel>;
+
+  bool enqueue(Item item);
+  void run();
+  void write(std::deque<Item>& batch);
+  void prune();
+  void report_drops(bool force);
+
+  std::shared_ptr<TraceLog> log_;
+  Options options_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;  // the writer: work queued or closing
+  std::condition_variable done_;  // flush(): a batch finished
+  std::deque<Item> queue_;        // guarded by mutex_
+  uint64_t submitted_ = 0;        // items accepted so far; guarded by mutex_
+  uint64_t finished_ = 0;         // items written or failed so far; guarded by mutex_
+  bool closing_ = false;          // guarded by mutex_
+  bool stopped_ = false;          // the thread has finished; guarded by mutex_
+  uint64_t written_ = 0;          // guarded by mutex_
+  uint64_t dropped_ = 0;          // guarded by mutex_
+  uint64_t failed_ = 0;           // guarded by mutex_
+
+  // Used by the writer thread only.
+  uint64_t since_prune_ = 0;
+  uint64_t drops_reported_ = 0;
+  std::chrono::steady_clock::time_point last_drop_report_{};
+
+  std::thread thread_;  // last: started once everything above is ready
+};
+
+}  // namespace tandem::store
