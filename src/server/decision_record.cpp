@@ -77,7 +77,8 @@ json DecisionRecord::to_json() const {
       {"routing", &routing},       {"confidence", &confidence},
       {"escalation", &escalation}, {"verification", &verification},
       {"revision", &revision},     {"collaboration", &collaboration},
-      {"review", &review},         {"consistency", &consistency}};
+      {"review", &review},         {"consistency", &consistency},
+      {"shadow", &shadow}};
   for (const auto& [key, value] : optional_parts) {
     if (!value->is_null()) {
       out[key] = *value;

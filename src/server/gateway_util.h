@@ -2,9 +2,12 @@
 // Small helpers the gateway's source files share (gateway, tiers, patterns, Tandem's API).
 // Internal to the server component.
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "server/api_error.h"
@@ -43,6 +46,22 @@ inline ApiError unavailable(std::string message, std::string code, int status = 
 
 inline ApiError client_gone() {
   return api_error_from(make_error(ErrorCode::kCancelled, "the client went away"));
+}
+
+// The value of `key` in a query string ("a=1&b=2"), without percent-decoding: the values
+// this API takes are plain words and numbers.
+inline std::optional<std::string> query_value(const std::string& query, const std::string& key) {
+  size_t start = 0;
+  while (start <= query.size()) {
+    const size_t end = std::min(query.find('&', start), query.size());
+    const std::string_view pair(query.data() + start, end - start);
+    const size_t eq = pair.find('=');
+    if (pair.substr(0, eq) == key) {
+      return eq == std::string_view::npos ? std::string() : std::string(pair.substr(eq + 1));
+    }
+    start = end + 1;
+  }
+  return std::nullopt;
 }
 
 }  // namespace tandem::server

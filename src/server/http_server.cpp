@@ -11,6 +11,7 @@
 #include "net/asio.h"
 #include "net/sse.h"
 #include "server/responses.h"
+#include "server/shadow_api.h"
 #include "server/tandem_api.h"
 
 namespace tandem::server {
@@ -412,6 +413,7 @@ net::awaitable<std::optional<Response>> HttpServer::State::complete(
 
   std::optional<Response> res;
   const ResponseIds ids = new_response_ids(kind, request.model);
+  context.request_id = ids.id;
   if (request.stream) {
     StreamingSink sink(stream, kind, ids, request.include_usage, keep_alive);
     co_await gateway->execute(std::move(request), std::move(context), sink, cancel);
@@ -461,6 +463,18 @@ ApiResponse HttpServer::State::tandem_endpoint(const http::request<http::string_
     }
     const bool detailed = query.find("explain") != std::string::npos;
     return route_endpoint(*gateway, req.body(), std::get<routing::RequestHints>(hints), detailed);
+  }
+  // Reviewers are the operators' keys: they see the shadow report too.
+  const bool operator_key = key == nullptr || key->reviewer;
+  if (path == "/v1/tandem/shadow") {
+    if (!get) {
+      return error_response_body(invalid_request("use GET on /v1/tandem/shadow"));
+    }
+    if (!operator_key) {
+      return error_response_body(
+          auth_error(403, "API key '" + key->name + "' is not a reviewer's", "not_a_reviewer"));
+    }
+    return shadow_endpoint(*gateway, query);
   }
   constexpr std::string_view kReviews = "/v1/tandem/reviews";
   if (path.rfind(kReviews, 0) != 0) {

@@ -57,6 +57,82 @@ CREATE TABLE consistency_routes (
 ) WITHOUT ROWID;
 CREATE INDEX consistency_routes_by_expiry ON consistency_routes (expires_at_ms);
 )sql",
+    // 1 -> 2: one row per routed request (store/trace_log.h); never prompt or answer text.
+    R"sql(
+CREATE TABLE traces (
+  id INTEGER PRIMARY KEY,  -- increasing: retention deletes the lowest first
+  unix_ms INTEGER NOT NULL,
+  request_id TEXT NOT NULL,
+  client TEXT NOT NULL,
+  model TEXT NOT NULL,
+  pattern TEXT NOT NULL,
+  tier TEXT NOT NULL CHECK (tier IN ('edge', 'cloud', 'human', 'none')),
+  kind TEXT NOT NULL,
+  reason_codes TEXT NOT NULL,       -- JSON array of strings
+  privacy_detectors TEXT NOT NULL,  -- JSON array of strings
+  review_rules TEXT NOT NULL,       -- JSON array of strings
+  privacy_header INTEGER NOT NULL,
+  key_local_only INTEGER NOT NULL,
+  review_header INTEGER NOT NULL,
+  latency_budget_ms INTEGER,        -- NULL: none
+  requested_pattern TEXT NOT NULL,
+  cloud_only_fields TEXT NOT NULL,  -- JSON array of strings
+  features TEXT NOT NULL,           -- comma-separated floats, shortest round-trip form
+  complexity REAL NOT NULL,
+  confidence_tokens INTEGER,        -- NULL: no edge confidence (nor the columns below)
+  confidence_mean_logprob REAL,
+  confidence_min_logprob REAL,
+  confidence_mean_entropy REAL,
+  confidence_mean_margin REAL,
+  confidence_combined REAL,
+  confidence_threshold REAL,
+  escalated INTEGER NOT NULL,
+  cost_edge REAL NOT NULL,
+  cost_cloud REAL NOT NULL,
+  cost_all_cloud REAL,              -- NULL: no cloud prices known
+  prompt_tokens INTEGER NOT NULL,
+  edge_tokens INTEGER NOT NULL,
+  cloud_tokens INTEGER NOT NULL,
+  latency_ms REAL NOT NULL,
+  data_left_device INTEGER NOT NULL,
+  edge_model TEXT NOT NULL,
+  cloud_model TEXT NOT NULL,
+  ticket TEXT NOT NULL,
+  edge_answer_hash TEXT NOT NULL,
+  edge_good INTEGER CHECK (edge_good IN (0, 1)),  -- NULL: unlabelled
+  label_source TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX traces_by_time ON traces (unix_ms);
+CREATE INDEX traces_by_ticket ON traces (ticket) WHERE ticket != '';
+)sql",
+    // 2 -> 3: shadow mode's samples and traffic counts (store/shadow_log.h); no text.
+    R"sql(
+CREATE TABLE shadow_samples (
+  seq INTEGER PRIMARY KEY,  -- increasing: the bound on rows deletes the lowest first
+  unix_ms INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  outcome TEXT NOT NULL CHECK (outcome IN ('compared', 'edge_busy', 'edge_failed')),
+  agreed INTEGER NOT NULL CHECK (agreed IN (0, 1)),
+  f1 REAL NOT NULL,
+  edge_tokens INTEGER NOT NULL,
+  edge_confidence REAL NOT NULL,
+  mean_logprob REAL NOT NULL,
+  min_logprob REAL NOT NULL,
+  mean_entropy REAL NOT NULL,
+  mean_margin REAL NOT NULL,
+  edge_ms REAL NOT NULL,
+  cloud_ms REAL NOT NULL
+);
+CREATE INDEX shadow_samples_by_time ON shadow_samples (unix_ms);
+
+CREATE TABLE shadow_traffic (
+  kind TEXT NOT NULL,
+  hour_ms INTEGER NOT NULL,
+  requests INTEGER NOT NULL,
+  shadowed INTEGER NOT NULL,
+  PRIMARY KEY (kind, hour_ms)
+) WITHOUT ROWID;
+)sql",
 };
 
 ErrorCode code_for(int rc) {
@@ -109,6 +185,20 @@ void Statement::bind(int index, int64_t value) {
   }
 }
 
+void Statement::bind(int index, double value) {
+  const int rc = sqlite3_bind_double(stmt_, index, value);
+  if (rc != SQLITE_OK && bind_error_ == SQLITE_OK) {
+    bind_error_ = rc;
+  }
+}
+
+void Statement::bind_null(int index) {
+  const int rc = sqlite3_bind_null(stmt_, index);
+  if (rc != SQLITE_OK && bind_error_ == SQLITE_OK) {
+    bind_error_ = rc;
+  }
+}
+
 void Statement::bind(int index, std::string_view text) {
   // An empty view may have a null data(), which SQLite would store as NULL, not ''.
   const char* data = text.data() != nullptr ? text.data() : "";
@@ -147,12 +237,33 @@ Status Statement::run() {
   }
 }
 
+Status Statement::each_row(const std::function<void(const Statement&)>& visit) {
+  for (;;) {
+    auto row = step();
+    if (!row) {
+      return row.error();
+    }
+    if (!*row) {
+      return {};
+    }
+    visit(*this);
+  }
+}
+
 void Statement::reset() {
   sqlite3_reset(stmt_);
 }
 
 int64_t Statement::column_int64(int index) const {
   return sqlite3_column_int64(stmt_, index);
+}
+
+double Statement::column_double(int index) const {
+  return sqlite3_column_double(stmt_, index);
+}
+
+bool Statement::column_is_null(int index) const {
+  return sqlite3_column_type(stmt_, index) == SQLITE_NULL;
 }
 
 std::string Statement::column_text(int index) const {

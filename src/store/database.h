@@ -6,6 +6,7 @@
 // and a busy timeout makes writers wait for each other instead of failing at once.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -46,20 +47,26 @@ class Statement {
   // A failed bind (index out of range, value too big) is remembered and reported by step(),
   // so callers bind everything and check once.
   void bind(int index, int64_t value);
+  void bind(int index, double value);
   void bind(int index, std::string_view text);
+  void bind_null(int index);
 
   // Runs the statement one step: true when a row is ready to read, false when it is done.
   // SQLITE_BUSY after the busy timeout becomes kBusy (retryable); anything else kInternal.
   Result<bool> step();
   // Steps until done, for statements that return no rows.
   Status run();
+  // Steps until done, handing each row to `visit` (which reads it with the column_ calls).
+  Status each_row(const std::function<void(const Statement&)>& visit);
   // Rewinds the statement to run it again (SQLite refuses new bindings until then); the
   // current bindings stay until replaced.
   void reset();
 
   // Columns are 0-based, as in SQLite; valid only after step() returned true.
   int64_t column_int64(int index) const;
+  double column_double(int index) const;
   std::string column_text(int index) const;
+  bool column_is_null(int index) const;
 
  private:
   friend class Connection;
@@ -114,8 +121,8 @@ class Transaction {
 class Database {
  public:
   // The schema this binary writes (PRAGMA user_version). Version 1: review_tickets and
-  // consistency_routes.
-  static constexpr int kSchemaVersion = 1;
+  // consistency_routes; 2: traces; 3: shadow_samples and shadow_traffic.
+  static constexpr int kSchemaVersion = 3;
 
   // Opens (creating if needed) the SQLite file at `path`; ":memory:" gives a private
   // in-memory database for tests. Enables WAL, synchronous=NORMAL, foreign keys and a 5 s

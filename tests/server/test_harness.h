@@ -270,6 +270,7 @@ class GatewayUnderTest {
   }
   uint16_t port() const { return server_->port(); }
   server::HttpServer& server() { return *server_; }
+  server::Gateway& gateway() { return *gateway_; }
   std::thread& thread() { return thread_; }
   json health() const { return request(port(), "GET", "/health").json_body(); }
 
