@@ -12,8 +12,14 @@ std::function<int()> add_run_command(CLI::App& app);
 // Registers `tandem serve`.
 std::function<int()> add_serve_command(CLI::App& app);
 
-// Registers `tandem models inspect`.
+// Registers `tandem models inspect|quantize`.
 std::function<int()> add_models_command(CLI::App& app);
+
+// Registers `tandem models quantize` under `models` (called by add_models_command).
+std::function<int()> add_models_quantize_command(CLI::App& models);
+
+// Registers `tandem drift` (quantization drift against a reference model; exit 3 when drifted).
+std::function<int()> add_drift_command(CLI::App& app);
 
 // Registers `tandem router train|eval|explain` (the ingress complexity classifier).
 std::function<int()> add_router_command(CLI::App& app);
@@ -23,5 +29,20 @@ std::function<int()> add_route_command(CLI::App& app);
 
 // Registers `tandem review list|show|answer|reject` (the human review queue).
 std::function<int()> add_review_command(CLI::App& app);
+
+// Registers `tandem replay` (recorded traffic decided again under a new configuration).
+std::function<int()> add_replay_command(CLI::App& app);
+
+// Registers `tandem plan` (the deployment decision matrix: edge, cloud or hybrid, break-even).
+std::function<int()> add_plan_command(CLI::App& app);
+
+// Registers `tandem shadow report` (shadow mode: edge-cloud agreement and verdict per kind).
+std::function<int()> add_shadow_command(CLI::App& app);
+
+// Registers `tandem eval` (policies replayed over labelled traces: APGR, CPT, baselines).
+std::function<int()> add_eval_command(CLI::App& app);
+
+// Registers `tandem calibrate` (cascade weights and thresholds for a target quality or share).
+std::function<int()> add_calibrate_command(CLI::App& app);
 
 }  // namespace tandem::cli

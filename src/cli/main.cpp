@@ -21,6 +21,12 @@ int run_cli(int argc, char** argv) {
   const auto router = tandem::cli::add_router_command(app);
   const auto route = tandem::cli::add_route_command(app);
   const auto review = tandem::cli::add_review_command(app);
+  const auto replay = tandem::cli::add_replay_command(app);
+  const auto plan = tandem::cli::add_plan_command(app);
+  const auto shadow = tandem::cli::add_shadow_command(app);
+  const auto drift = tandem::cli::add_drift_command(app);
+  const auto evaluate = tandem::cli::add_eval_command(app);
+  const auto calibrate = tandem::cli::add_calibrate_command(app);
 
   try {
     app.parse(argc, argv);
@@ -51,6 +57,24 @@ int run_cli(int argc, char** argv) {
   }
   if (app.got_subcommand("review")) {
     return review();
+  }
+  if (app.got_subcommand("replay")) {
+    return replay();
+  }
+  if (app.got_subcommand("plan")) {
+    return plan();
+  }
+  if (app.got_subcommand("shadow")) {
+    return shadow();
+  }
+  if (app.got_subcommand("drift")) {
+    return drift();
+  }
+  if (app.got_subcommand("eval")) {
+    return evaluate();
+  }
+  if (app.got_subcommand("calibrate")) {
+    return calibrate();
   }
   std::cerr << app.help();
   return 2;

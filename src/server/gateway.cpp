@@ -4,6 +4,8 @@
 
 #include "common/log.h"
 #include "routing/query_cluster.h"
+#include "server/gateway_shadow.h"
+#include "server/gateway_traces.h"
 #include "server/gateway_util.h"
 #include "server/patterns.h"
 
@@ -115,6 +117,23 @@ Result<std::shared_ptr<Gateway>> Gateway::create(
   gateway->database_ = std::move(database).value();
   gateway->reviews_ = std::make_unique<store::ReviewQueue>(gateway->database_);
   gateway->memory_ = std::make_unique<store::ConsistencyMemory>(gateway->database_);
+  if (Status traces = gateway->start_traces(path); !traces) {
+    return traces.error();
+  }
+  // Shadow mode's writer gets a connection of its own for a database file, as the trace writer
+  // does, so that its transactions never hold the one the request path uses.
+  std::shared_ptr<store::Database> shadow_db = gateway->database_;
+  if (gateway->config_.routing.shadow.enabled && path != ":memory:") {
+    auto own = store::Database::open(path);
+    if (!own) {
+      return make_error(own.error().code, "routing.database (shadow): " + own.error().message);
+    }
+    shadow_db = std::move(own).value();
+  }
+  gateway->shadow_log_ = std::make_unique<store::ShadowLog>(std::move(shadow_db));
+  if (gateway->config_.routing.shadow.enabled) {
+    gateway->shadow_ = std::make_unique<ShadowMode>(*gateway->shadow_log_);
+  }
   return gateway;
 }
 
@@ -156,8 +175,13 @@ void Gateway::start_probes(net::asio::any_io_executor executor) {
   }
 }
 
+Gateway::~Gateway() = default;
+
 void Gateway::stop() {
   stop_probes_.cancel();
+  if (shadow_) {
+    shadow_->stop();  // shadow edge generations end now, not with the engine
+  }
 }
 
 std::optional<routing::RememberedTier> Gateway::remembered_tier(
@@ -209,7 +233,10 @@ json Gateway::explain_route(const CompletionRequest& request, const RequestConte
         remembered_tier(input.hints.client, routing::query_cluster_keys(text.last_user));
   }
   const routing::HealthSnapshot h = health();
-  const routing::Decision decision = router_->decide(signals, h);
+  routing::Decision decision = router_->decide(signals, h);
+  if (shadow_applies(config_.routing.shadow, signals, decision)) {
+    decision = shadow_decision(decision);
+  }
   return router_->explain(input, signals, decision, h, detailed);
 }
 
@@ -227,6 +254,7 @@ net::awaitable<void> Gateway::execute(CompletionRequest request, RequestContext 
     }
   }
   std::vector<Step> plan;
+  std::unique_ptr<ShadowRequest> shadow;  // shadow mode's view of this request, when it applies
   const bool has_cloud = !cloud_model().empty();
   const bool served_by_cloud = std::any_of(upstreams_.begin(), upstreams_.end(),
                                            [&](const auto& u) { return u->serves(request.model); });
@@ -235,6 +263,12 @@ net::awaitable<void> Gateway::execute(CompletionRequest request, RequestContext 
   std::string client;
   bool remember = false;
   routing::QueryKind kind = routing::QueryKind::kOpen;
+  double complexity = 0.5;
+  bool failed = false;  // the client got an error
+  // routing.traces: filled as the request goes, written at its end.
+  store::TraceRecord trace;
+  trace.model = request.model;
+  trace.request_id = context.request_id;
 
   if (request.model == kRoutedModel) {
     const PromptText text = prompt_text(request);
@@ -242,6 +276,7 @@ net::awaitable<void> Gateway::execute(CompletionRequest request, RequestContext 
     routing::RouteSignals signals = router_->signals(input);
     client = input.hints.client;
     kind = signals.kind;
+    complexity = signals.complexity;
     const routing::HealthSnapshot h = health();
     const bool use_memory = config_.routing.consistency.enabled && !client.empty();
     std::optional<routing::Decision> without_memory;
@@ -254,8 +289,20 @@ net::awaitable<void> Gateway::execute(CompletionRequest request, RequestContext 
         without_memory = router_->decide(plain, h);
       }
     }
-    const routing::Decision decision = router_->decide(signals, h);
+    routing::Decision decision = router_->decide(signals, h);
+    // Shadow mode: the cloud answers what a preference would have sent anywhere.
+    const bool shadowed = shadow_ && shadow_applies(config_.routing.shadow, signals, decision);
+    const std::string would_have_been = routing::pattern_name(decision.pattern);
+    if (shadowed) {
+      decision = shadow_decision(decision);
+    }
+    if (shadow_) {
+      shadow_->count(std::string(routing::query_kind_name(kind)), shadowed, unix_ms());
+    }
     record.routing = router_->explain(input, signals, decision, h, false);
+    if (traces_) {
+      trace_signals(trace, signals, reason_codes(decision));
+    }
     record.pattern = routing::pattern_name(decision.pattern);
     for (const auto& r : decision.reasons) {
       record.reasons.push_back(r.detail);
@@ -283,6 +330,7 @@ net::awaitable<void> Gateway::execute(CompletionRequest request, RequestContext 
             unavailable("no tier can answer: " + join(record.reasons),
                         cloud_allowed ? "no_tier" : "edge_unavailable_for_private_data");
         co_await sink.fail(error, record);
+        write_trace(std::move(trace), record, true);
         co_return;
       }
       case Pattern::kEdge:
@@ -310,10 +358,22 @@ net::awaitable<void> Gateway::execute(CompletionRequest request, RequestContext 
                request.cloud_only_fields.empty()) {
       plan.push_back(Step::kEdge);
     }
+    if (shadowed) {
+      const bool sampled =
+          routing::shadow_sampled(context.request_id, config_.routing.shadow.sample);
+      auto executor = co_await net::asio::this_coro::executor;
+      shadow = std::make_unique<ShadowRequest>(*this, *shadow_, request, kind, complexity, record,
+                                               sink, sampled, would_have_been, executor);
+    }
   } else if (!edge_name_.empty() && request.model == edge_name_) {
     record.pattern = "edge";
     record.reasons.push_back("model '" + request.model + "' is the edge model");
     plan = {Step::kEdge};
+    if (traces_) {  // what the router would have read, for calibration and replay
+      const PromptText text = prompt_text(request);
+      const routing::RouteSignals signals = router_->signals(route_input(request, context, text));
+      trace_signals(trace, signals, explicit_model_reasons(false, signals));
+    }
   } else if (served_by_cloud) {
     record.pattern = "cloud";
     record.reasons.push_back("model '" + request.model + "' is a cloud model");
@@ -322,6 +382,9 @@ net::awaitable<void> Gateway::execute(CompletionRequest request, RequestContext 
     const routing::RouteSignals signals = router_->signals(route_input(request, context, text));
     const bool private_data =
         !signals.privacy.empty() || signals.hints.privacy_header || signals.hints.key_local_only;
+    if (traces_) {
+      trace_signals(trace, signals, explicit_model_reasons(true, signals));
+    }
     if (private_data) {
       cloud_allowed = false;
       record.routing = {{"privacy", routing::to_json(signals.privacy)}};
@@ -334,6 +397,7 @@ net::awaitable<void> Gateway::execute(CompletionRequest request, RequestContext 
                 edge_problem_,
             "edge_unavailable_for_private_data");
         co_await sink.fail(error, record);
+        write_trace(std::move(trace), record, true);
         co_return;
       }
       record.pattern = "edge";
@@ -362,7 +426,7 @@ net::awaitable<void> Gateway::execute(CompletionRequest request, RequestContext 
   }
 
   for (size_t i = 0; i < plan.size(); ++i) {
-    Run run{request, sink, cancel, record, kind};
+    Run run{request, shadow ? *shadow : sink, cancel, record, kind, complexity};
     std::optional<ApiError> error;
     switch (plan[i]) {
       case Step::kEdge:
@@ -393,8 +457,9 @@ net::awaitable<void> Gateway::execute(CompletionRequest request, RequestContext 
     const bool clients_fault = error->status == 400 && error->code != "context_length_exceeded";
     if (run.started || cancel.cancelled() || last || clients_fault || error->status == 499) {
       record.latency_ms = ms_since(record.started_at);
-      co_await sink.fail(*error, record);
+      co_await run.sink.fail(*error, record);
       remember = false;
+      failed = true;
       break;
     }
     const bool to_edge = plan[i + 1] == Step::kEdge;
@@ -412,6 +477,7 @@ net::awaitable<void> Gateway::execute(CompletionRequest request, RequestContext 
   if (!record.routing.is_null()) {
     trace_decision(record);
   }
+  write_trace(std::move(trace), record, failed);
   if (remember && !cluster_keys.empty() && (record.tier == "edge" || record.tier == "cloud")) {
     const auto ttl_ms = static_cast<int64_t>(config_.routing.consistency.ttl_s) * 1000;
     const std::string why = "pattern " + record.pattern + " answered on " + record.tier;

@@ -20,11 +20,15 @@
 #include "server/openai_request.h"
 #include "store/consistency_memory.h"
 #include "store/review_queue.h"
+#include "store/shadow_log.h"
+#include "store/trace_writer.h"
 #include "upstream/upstream.h"
 
 namespace tandem::server {
 
 inline constexpr const char* kRoutedModel = "tandem";
+
+class ShadowMode;  // server/gateway_shadow.h
 
 struct TierUsage {
   int prompt_tokens = 0;
@@ -65,6 +69,9 @@ struct DecisionRecord {
   nlohmann::json collaboration;         // token-level: hand-offs and tokens per tier
   nlohmann::json review;                // the human tier's ticket
   nlohmann::json consistency;           // the consistency memory's part
+  nlohmann::json shadow;                // shadow mode: sampled, and the edge's agreement
+  // answer_hash() of the edge's answer, for the routing trace (never sent to the client).
+  std::string edge_answer_hash;
   std::chrono::steady_clock::time_point started_at = std::chrono::steady_clock::now();
 
   void add_tier(const std::string& name);
@@ -118,6 +125,7 @@ struct ModelInfo {
 // What the HTTP layer knows of a request besides its body.
 struct RequestContext {
   routing::RequestHints hints;  // headers and the API key's policy
+  std::string request_id;       // the response's id (chatcmpl-...): keys shadow sampling
 };
 
 class Gateway {
@@ -136,6 +144,16 @@ class Gateway {
   const routing::Router& router() const { return *router_; }
   store::ReviewQueue& reviews() const { return *reviews_; }
   store::ConsistencyMemory& memory() const { return *memory_; }
+  store::ShadowLog& shadow_log() const { return *shadow_log_; }
+  // Shadow mode's machinery (server/gateway_shadow.h); null when routing.shadow is off.
+  ShadowMode* shadow() const { return shadow_.get(); }
+  ~Gateway();
+
+  // Routing traces (routing.traces): a reviewer's answer labels the trace of its ticket (applied
+  // after every trace queued before it); flush_traces() returns once every trace queued so far
+  // is written. The destructor writes what is still queued.
+  void label_review(const std::string& ticket, const std::string& answer);
+  void flush_traces();
 
   std::vector<ModelInfo> models() const;
   // Runs one request to the end, writing into `sink`. `cancel` fires when the client leaves.
@@ -157,7 +175,8 @@ class Gateway {
     CancelSignal& cancel;
     DecisionRecord& record;
     routing::QueryKind kind = routing::QueryKind::kOpen;  // selects per-kind calibration
-    bool started = false;  // the client has received the response's start
+    double complexity = 0.5;  // the classifier's score, an input of the cascade's confidence
+    bool started = false;     // the client has received the response's start
   };
   // The edge answers, streaming into the sink, and finishes the response.
   net::awaitable<std::optional<ApiError>> run_edge(Run& run);
@@ -200,6 +219,10 @@ class Gateway {
           std::string edge_problem, std::vector<std::unique_ptr<upstream::Upstream>> upstreams);
 
   routing::HealthSnapshot health() const;
+  // Starts the trace writer when routing.traces is on (gateway_traces.cpp).
+  Status start_traces(const std::string& database_path);
+  // Completes `trace` from the record and queues it for the trace writer (gateway_traces.cpp).
+  void write_trace(store::TraceRecord trace, const DecisionRecord& record, bool failed);
   // The consistency memory's tier for this client's similar queries, if any.
   std::optional<routing::RememberedTier> remembered_tier(const std::string& client,
                                                          const std::vector<uint64_t>& keys) const;
@@ -213,6 +236,9 @@ class Gateway {
   std::shared_ptr<store::Database> database_;
   std::unique_ptr<store::ReviewQueue> reviews_;
   std::unique_ptr<store::ConsistencyMemory> memory_;
+  std::unique_ptr<store::TraceWriter> traces_;  // null when routing.traces is off
+  std::unique_ptr<store::ShadowLog> shadow_log_;
+  std::unique_ptr<ShadowMode> shadow_;  // after shadow_log_: it writes there until destroyed
   CancelSignal stop_probes_;
 };
 

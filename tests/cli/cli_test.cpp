@@ -1,14 +1,23 @@
 // `build/tandem` as its users run it: a real process, real flags, real output.
 
 #include <array>
+#include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include "common/answer_match.h"
 #include "store/review_queue.h"
+#include "store/shadow_log.h"
+#include "store/trace_log.h"
 
 namespace {
 
@@ -233,6 +242,650 @@ TEST(CliReviewTest, ListsShowsAndAnswersTickets) {
   EXPECT_EQ(twice.exit_code, 1);
   EXPECT_NE(twice.stdout_text.find("already answered by bob"), std::string::npos);
   std::remove(db.c_str());
+}
+
+}  // namespace
+
+namespace {
+
+tandem::store::ShadowSample shadow_sample(const std::string& kind, int64_t at_ms, bool agreed) {
+  tandem::store::ShadowSample s;
+  s.unix_ms = at_ms;
+  s.kind = kind;
+  s.agreed = agreed;
+  s.f1 = agreed ? 1.0 : 0.25;
+  s.edge_tokens = 12;
+  s.edge_confidence = 0.8;
+  s.mean_logprob = -0.3;
+  s.min_logprob = -1.5;
+  s.mean_entropy = 0.9;
+  s.mean_margin = 2.5;
+  s.edge_ms = 30;
+  s.cloud_ms = 400;
+  return s;
+}
+
+// The kind's line of a JSON shadow report.
+nlohmann::json shadow_kind(const nlohmann::json& report, const std::string& kind) {
+  for (const auto& k : report["kinds"]) {
+    if (k["kind"] == kind) {
+      return k;
+    }
+  }
+  return nullptr;
+}
+
+TEST(CliShadow, ReportsKindsWithVerdictsFromTheGatewaysDatabase) {
+  const std::string db = ::testing::TempDir() + "cli-shadow.db";
+  std::remove(db.c_str());
+  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  const int64_t hour = now - now % tandem::store::kShadowHourMs;
+  {
+    auto database = tandem::store::Database::open(db);
+    ASSERT_TRUE(database) << database.error().message;
+    tandem::store::ShadowLog log(database.value());
+    std::vector<tandem::store::ShadowSample> samples;
+    for (int i = 0; i < 73; ++i) {
+      samples.push_back(shadow_sample("factoid", now - 1000, true));
+    }
+    for (int i = 0; i < 3; ++i) {
+      samples.push_back(shadow_sample("code", now - 1000, false));
+    }
+    samples.push_back(shadow_sample("math", now - 10LL * 86400000, true));  // ten days ago
+    ASSERT_TRUE(log.append(samples, {{"factoid", hour, 80, 75}, {"code", hour, 20, 20}}));
+  }
+  auto out = run_tandem("shadow report --db " + db + " --json");
+  ASSERT_EQ(out.exit_code, 0) << out.stdout_text;
+  const auto report = nlohmann::json::parse(out.stdout_text);
+  EXPECT_EQ(shadow_kind(report, "factoid")["verdict"], "move_to_edge");
+  EXPECT_EQ(shadow_kind(report, "factoid")["samples"], 73);
+  EXPECT_EQ(shadow_kind(report, "code")["verdict"], "stay_in_cloud");
+  EXPECT_EQ(shadow_kind(report, "math")["verdict"], "need_more_samples");
+  EXPECT_EQ(shadow_kind(report, "open")["more_samples_needed"], 30);
+  EXPECT_EQ(report["traffic"]["move_to_edge"], nlohmann::json::array({"factoid"}));
+  EXPECT_DOUBLE_EQ(report["traffic"]["edge_share_if_moved"].get<double>(), 0.75);
+
+  auto text = run_tandem("shadow report --db " + db);
+  ASSERT_EQ(text.exit_code, 0);
+  EXPECT_NE(text.stdout_text.find("Moving factoid to the edge puts 75.0% of routed traffic"),
+            std::string::npos)
+      << text.stdout_text;
+  EXPECT_NE(text.stdout_text.find("stay_in_cloud"), std::string::npos);
+
+  auto recent = run_tandem("shadow report --db " + db + " --json --since 7d");
+  ASSERT_EQ(recent.exit_code, 0) << recent.stdout_text;
+  EXPECT_EQ(shadow_kind(nlohmann::json::parse(recent.stdout_text), "math")["samples"], 0);
+  auto stricter = run_tandem("shadow report --db " + db + " --json --target-quality 0.99");
+  EXPECT_EQ(shadow_kind(nlohmann::json::parse(stricter.stdout_text), "factoid")["verdict"],
+            "need_more_samples");
+
+  // The config supplies the database and the targets.
+  const std::string yaml = ::testing::TempDir() + "cli-shadow.yaml";
+  FILE* f = std::fopen(yaml.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fputs(("routing:\n  database: " + db + "\n  shadow: {min_samples: 100}\n").c_str(), f);
+  std::fclose(f);
+  auto configured = run_tandem("shadow report --config " + yaml + " --json");
+  ASSERT_EQ(configured.exit_code, 0) << configured.stdout_text;
+  const auto from_config = nlohmann::json::parse(configured.stdout_text);
+  EXPECT_EQ(from_config["min_samples"], 100);
+  EXPECT_EQ(shadow_kind(from_config, "factoid")["more_samples_needed"], 27);
+
+  auto bad_since = run_tandem("shadow report --db " + db + " --since yesterday", true);
+  EXPECT_EQ(bad_since.exit_code, 2);
+  EXPECT_NE(bad_since.stdout_text.find("24h"), std::string::npos) << bad_since.stdout_text;
+  auto missing = run_tandem("shadow report --db /nonexistent/tandem.db", true);
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.stdout_text.find("no database at /nonexistent/tandem.db"), std::string::npos);
+  auto no_db = run_tandem("shadow report", true);
+  EXPECT_EQ(no_db.exit_code, 1);
+  EXPECT_NE(no_db.stdout_text.find("--db"), std::string::npos);
+  auto bad_target = run_tandem("shadow report --db " + db + " --target-quality 2", true);
+  EXPECT_EQ(bad_target.exit_code, 2);
+  std::remove(db.c_str());
+  std::remove(yaml.c_str());
+}
+
+}  // namespace
+
+namespace {
+
+TEST(CliPlan, JsonPlanForTheShippedModel) {
+  auto out = run_tandem("plan --model " + kModel + " --json --requests-per-day 5000");
+  ASSERT_EQ(out.exit_code, 0) << out.stdout_text;
+  const auto doc = nlohmann::json::parse(out.stdout_text);
+  for (const char* key : {"verdict", "feasible", "decision", "recommendation", "blockers",
+                          "reasons", "memory", "speed", "cost", "inputs"}) {
+    EXPECT_TRUE(doc.contains(key)) << key;
+  }
+  EXPECT_TRUE(doc["verdict"] == "edge" || doc["verdict"] == "cloud" || doc["verdict"] == "hybrid");
+  EXPECT_EQ(doc["inputs"]["quantization"], "F32");
+  EXPECT_EQ(doc["inputs"]["layers"], 5);
+  EXPECT_EQ(doc["inputs"]["requests_per_day"], 5000);
+  EXPECT_EQ(doc["memory"]["weights_bytes"], 1171200);
+  EXPECT_EQ(doc["memory"]["kv_bytes_per_token"], 640);
+  EXPECT_EQ(doc["memory"]["fits"], true);
+  EXPECT_GT(doc["speed"]["decode_tokens_per_s"].get<double>(), 0);
+  EXPECT_EQ(doc["reasons"].size(), 11U);
+  for (const auto& reason : doc["reasons"]) {
+    EXPECT_FALSE(reason["code"].get<std::string>().empty());
+    EXPECT_EQ(reason["source"].get<std::string>().rfind("seed 00", 0), 0U) << reason["code"];
+  }
+  // The echoed inputs are a scenario file: planning from them gives the same plan.
+  const std::string path = ::testing::TempDir() + "cli-plan-inputs.json";
+  FILE* f = std::fopen(path.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fputs(doc["inputs"].dump().c_str(), f);
+  std::fclose(f);
+  auto again = run_tandem("plan --json --inputs " + path);
+  ASSERT_EQ(again.exit_code, 0) << again.stdout_text;
+  EXPECT_EQ(nlohmann::json::parse(again.stdout_text), doc);
+  std::remove(path.c_str());
+}
+
+TEST(CliPlan, TextNeverPaysBackAndInputsFile) {
+  const std::string path = ::testing::TempDir() + "cli-plan.yaml";
+  FILE* f = std::fopen(path.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fputs("sensitivity: regulated\nrequests_per_day: 10\nedge_monthly_usd: 50\n", f);
+  std::fclose(f);
+  auto text = run_tandem("plan --inputs " + path + " --hardware-usd 2000");
+  ASSERT_EQ(text.exit_code, 0) << text.stdout_text;
+  EXPECT_EQ(text.stdout_text.rfind("verdict          edge\n", 0), 0U) << text.stdout_text;
+  EXPECT_NE(text.stdout_text.find("break-even       never;"), std::string::npos);
+  EXPECT_NE(text.stdout_text.find("privacy.regulated"), std::string::npos);
+  auto json = run_tandem("plan --inputs " + path + " --json --sensitivity public");
+  ASSERT_EQ(json.exit_code, 0);
+  const auto doc = nlohmann::json::parse(json.stdout_text);
+  EXPECT_TRUE(doc["cost"]["break_even_months"].is_null());
+  EXPECT_EQ(doc["inputs"]["sensitivity"], "public");  // the flag overrides the file
+  std::remove(path.c_str());
+}
+
+TEST(CliPlan, BadInputsNameTheFlag) {
+  auto zero = run_tandem("plan --memory-bandwidth-gbps 0", true);
+  EXPECT_EQ(zero.exit_code, 2);
+  EXPECT_NE(zero.stdout_text.find("--memory-bandwidth-gbps: must be greater than 0"),
+            std::string::npos)
+      << zero.stdout_text;
+  auto quant = run_tandem("plan --quantization Q5_Z", true);
+  EXPECT_EQ(quant.exit_code, 2);
+  EXPECT_NE(quant.stdout_text.find("--quantization: unknown quantization 'Q5_Z'"),
+            std::string::npos);
+  auto task = run_tandem("plan --task poetry", true);
+  EXPECT_EQ(task.exit_code, 2);
+  EXPECT_NE(task.stdout_text.find("--task: unknown value 'poetry'"), std::string::npos);
+  auto missing = run_tandem("plan --model /nonexistent.gguf", true);
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.stdout_text.find("/nonexistent.gguf"), std::string::npos);
+  auto help = run_tandem("plan --help");
+  EXPECT_EQ(help.exit_code, 0);
+  for (const char* flag : {"--model", "--inputs", "--json", "--first-token-ms", "--utilization",
+                           "--memory-bandwidth-gbps", "--hardware-usd", "--kv-heads"}) {
+    EXPECT_NE(help.stdout_text.find(flag), std::string::npos) << flag;
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// `tandem models quantize` then `tandem drift`, as an operator would run them.
+class CliDrift : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = ::testing::TempDir() + "tandem-cli-drift-" + std::to_string(::getpid()) + "/";
+    ASSERT_EQ(run_tandem("models quantize --help").exit_code, 0);  // the binary is there
+    std::filesystem::create_directories(dir_);
+    prompts_ = dir_ + "prompts.txt";
+    FILE* file = std::fopen(prompts_.c_str(), "w");
+    ASSERT_NE(file, nullptr);
+    std::fputs("Once upon a time\n\nLily and Ben went to the park\nThe little dog was sad\n", file);
+    std::fclose(file);
+  }
+  static void TearDownTestSuite() { std::filesystem::remove_all(dir_); }
+
+  static std::string derive(const std::string& type) {
+    const std::string out = dir_ + "stories-" + type + ".gguf";
+    auto written = run_tandem("models quantize " + kModel + " " + out + " --type " + type +
+                              " --json --threads 1");
+    EXPECT_EQ(written.exit_code, 0) << written.stdout_text;
+    EXPECT_EQ(nlohmann::json::parse(written.stdout_text)["quantization"], type);
+    return out;
+  }
+
+  static std::string drift_args(const std::string& candidate) {
+    return "drift --reference " + kModel + " --candidate " + candidate + " --prompts " + prompts_ +
+           " --tokens 16 --threads 1";
+  }
+
+  static std::string dir_;
+  static std::string prompts_;
+};
+
+std::string CliDrift::dir_;
+std::string CliDrift::prompts_;
+
+TEST_F(CliDrift, Q8_0IsWithinTheDefaultLimitsAsOneJsonObject) {
+  const std::string q8 = derive("Q8_0");
+  auto out = run_tandem(drift_args(q8) + " --json");
+  ASSERT_EQ(out.exit_code, 0) << out.stdout_text;
+  const auto doc = nlohmann::json::parse(out.stdout_text);
+  for (const char* key : {"reference", "candidate", "prompts_file", "continuation_tokens", "limits",
+                          "summary", "verdict", "violations", "prompts"}) {
+    EXPECT_TRUE(doc.contains(key)) << key;
+  }
+  EXPECT_EQ(doc["verdict"], "within_limits");
+  EXPECT_TRUE(doc["violations"].empty());
+  EXPECT_EQ(doc["candidate"]["quantization"], "Q8_0");
+  EXPECT_EQ(doc["reference"]["sha256"],
+            "270cba1bd5109f42d03350f60406024560464db173c0e387d91f0426d3bd256d");
+  const auto& s = doc["summary"];
+  EXPECT_EQ(s["prompts"], 3);
+  for (const char* key : {"top1_agreement", "reference_perplexity", "candidate_perplexity",
+                          "perplexity_ratio", "greedy_exact_match", "greedy_prefix_agreement"}) {
+    EXPECT_TRUE(s[key].is_number()) << key;
+  }
+  EXPECT_GT(s["kl"]["mean"].get<double>(), 0.0);
+  EXPECT_LT(s["kl"]["mean"].get<double>(), doc["limits"]["max_mean_kl"].get<double>());
+  EXPECT_LE(s["kl"]["p50"].get<double>(), s["kl"]["p95"].get<double>());
+  ASSERT_EQ(doc["prompts"].size(), 3U);
+  EXPECT_EQ(doc["prompts"][1]["source"], prompts_ + ":3");  // the blank line is skipped
+  EXPECT_EQ(doc["prompts"][0]["reference_text"].get<std::string>().rfind(", there was", 0), 0U);
+}
+
+TEST_F(CliDrift, BeyondATightLimitExitsWith3AndSaysWhy) {
+  const std::string q4 = derive("Q4_0");
+  auto json_out = run_tandem(drift_args(q4) + " --max-kl 0.001 --json");
+  ASSERT_EQ(json_out.exit_code, 3) << json_out.stdout_text;
+  const auto doc = nlohmann::json::parse(json_out.stdout_text);
+  EXPECT_EQ(doc["verdict"], "drifted");
+  ASSERT_FALSE(doc["violations"].empty());
+  EXPECT_EQ(doc["violations"][0]["limit"], "max_mean_kl");
+  EXPECT_EQ(doc["violations"][0]["bound"], 0.001);
+
+  auto text = run_tandem(drift_args(q4) + " --max-kl 0.001");
+  EXPECT_EQ(text.exit_code, 3);
+  EXPECT_NE(text.stdout_text.find("verdict: DRIFTED"), std::string::npos) << text.stdout_text;
+  EXPECT_NE(text.stdout_text.find("mean KL"), std::string::npos);
+
+  // The same model against itself is never drifted, whatever the limits.
+  auto same = run_tandem(drift_args(kModel) + " --max-kl 0 --max-ppl-ratio 1 --min-top1 1");
+  EXPECT_EQ(same.exit_code, 0) << same.stdout_text;
+  EXPECT_NE(same.stdout_text.find("verdict: within limits"), std::string::npos);
+}
+
+TEST_F(CliDrift, ErrorsExit1AndBadFlagsExit2) {
+  auto missing = run_tandem("drift --reference " + kModel + " --candidate " + kModel +
+                                " --prompts /nonexistent/prompts.txt",
+                            true);
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.stdout_text.find("/nonexistent/prompts.txt"), std::string::npos);
+
+  auto not_gguf = run_tandem(
+      "drift --reference " + prompts_ + " --candidate " + kModel + " --prompts " + prompts_, true);
+  EXPECT_EQ(not_gguf.exit_code, 1);
+  EXPECT_NE(not_gguf.stdout_text.find("reference"), std::string::npos) << not_gguf.stdout_text;
+
+  EXPECT_EQ(run_tandem(drift_args(kModel) + " --tokens 0").exit_code, 2);
+  EXPECT_EQ(run_tandem(drift_args(kModel) + " --min-top1 1.5").exit_code, 2);
+  EXPECT_EQ(run_tandem("drift --reference " + kModel + " --prompts " + prompts_).exit_code, 2);
+
+  auto bad_type = run_tandem("models quantize " + kModel + " " + dir_ + "x.gguf --type Q9_9", true);
+  EXPECT_EQ(bad_type.exit_code, 1);
+  EXPECT_NE(bad_type.stdout_text.find("unknown quantization type 'Q9_9'"), std::string::npos)
+      << bad_type.stdout_text;
+  EXPECT_EQ(run_tandem("models quantize " + kModel + " " + dir_ + "x.gguf").exit_code, 2);
+}
+
+TEST_F(CliDrift, HelpDocumentsEveryFlag) {
+  auto help = run_tandem("drift --help");
+  EXPECT_EQ(help.exit_code, 0);
+  for (const char* flag :
+       {"--reference", "--candidate", "--prompts", "--tokens", "--max-kl", "--min-top1",
+        "--max-ppl-ratio", "--min-greedy-agreement", "--json", "--threads"}) {
+    EXPECT_NE(help.stdout_text.find(flag), std::string::npos) << flag;
+  }
+  auto quantize = run_tandem("models quantize --help");
+  EXPECT_EQ(quantize.exit_code, 0);
+  EXPECT_NE(quantize.stdout_text.find("Q4_K_M"), std::string::npos);
+  EXPECT_NE(run_tandem("--help").stdout_text.find("drift"), std::string::npos);
+}
+
+// ---- tandem eval / tandem calibrate ------------------------------------------------------------
+
+const std::string kEvalData = std::string(TANDEM_TEST_DATA);
+
+TEST(CliEval, JsonMetricsOnTheHandMadeTraces) {
+  auto out = run_tandem("eval --data " + kEvalData +
+                        "/eval/tiny.jsonl --edge edge --cloud cloud --policy confidence --json");
+  ASSERT_EQ(out.exit_code, 0) << out.stdout_text;
+  const auto j = nlohmann::json::parse(out.stdout_text);
+  for (const char* key : {"apgr", "cpt50", "cpt80", "cpt95", "edge_share_at_95", "cost_saved_at_95",
+                          "edge_quality", "cloud_quality", "baselines"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  EXPECT_NEAR(j["apgr"].get<double>(), 0.3, 1e-6);
+  EXPECT_NEAR(j["cpt50"].get<double>(), 0.1, 1e-6);
+  EXPECT_NEAR(j["baselines"]["random"]["apgr"].get<double>(), 0.5, 1e-6);
+}
+
+TEST(CliEval, TextTablePlotAndOperatingPoint) {
+  const std::string dir = ::testing::TempDir();
+  const std::string config = dir + "/eval-config.yaml";
+  std::ofstream(config) << "routing:\n  pattern: cascade\n";
+  auto out = run_tandem("eval --data " + kEvalData +
+                        "/routing/sample-traces.jsonl --edge llama3.1-8b --cloud llama3.1-405b "
+                        "--config " +
+                        config + " --plot " + dir + "/curves.svg --by-task");
+  ASSERT_EQ(out.exit_code, 0) << out.stdout_text;
+  for (const char* text : {"confidence", "learned", "classifier", "combined", "random", "oracle",
+                           "configured thresholds", "task gsm8k"}) {
+    EXPECT_NE(out.stdout_text.find(text), std::string::npos) << text;
+  }
+  std::ifstream svg(dir + "/curves.svg");
+  const std::string plot((std::istreambuf_iterator<char>(svg)), {});
+  EXPECT_EQ(plot.rfind("<svg", 0), 0u);
+  EXPECT_NE(plot.find("polyline"), std::string::npos);
+}
+
+TEST(CliEval, ErrorsNameWhatIsWrong) {
+  auto missing =
+      run_tandem("eval --data " + kEvalData + "/eval/tiny.jsonl --edge llama --cloud cloud", true);
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.stdout_text.find("edge model 'llama' is not in the data"), std::string::npos)
+      << missing.stdout_text;
+  auto policy = run_tandem(
+      "eval --data " + kEvalData + "/eval/tiny.jsonl --edge edge --cloud cloud --policy best",
+      true);
+  EXPECT_EQ(policy.exit_code, 1);
+  EXPECT_NE(policy.stdout_text.find("unknown policy 'best'"), std::string::npos);
+  EXPECT_EQ(run_tandem("eval --edge edge --cloud cloud").exit_code, 2);
+}
+
+TEST(CliCalibrate, WritesAConfigurationTheServerReads) {
+  const std::string config = ::testing::TempDir() + "/calibrated.yaml";
+  std::ofstream(config) << "# hand-written\nrouting:\n  pattern: cascade  # keep me\n";
+  auto out = run_tandem("calibrate --data " + kEvalData +
+                        "/routing/sample-traces.jsonl --edge llama3.1-8b --cloud llama3.1-405b "
+                        "--target-quality 0.9 --write " +
+                        config + " --json");
+  ASSERT_EQ(out.exit_code, 0) << out.stdout_text;
+  const auto j = nlohmann::json::parse(out.stdout_text);
+  EXPECT_GT(j["rows"]["fit"].get<int>(), 200);
+  EXPECT_LE(j["expected"]["quality_vs_cloud"]["low"].get<double>(),
+            j["expected"]["quality_vs_cloud"]["estimate"].get<double>());
+  EXPECT_TRUE(j["check"].contains("cloud_share"));
+  std::ifstream in(config);
+  const std::string text((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(text.rfind("# hand-written\nrouting:\n  pattern: cascade  # keep me\n", 0), 0u) << text;
+  EXPECT_NE(text.find("kinds:"), std::string::npos);
+  // The server's router accepts it and uses the calibrated threshold for the query's kind.
+  auto route =
+      run_tandem("route --config " + config + " --json -- \"Calculate 17 times 23 plus 5.\"");
+  ASSERT_EQ(route.exit_code, 0) << route.stdout_text;
+  EXPECT_EQ(nlohmann::json::parse(route.stdout_text)["signals"]["kind"], "math");
+}
+
+TEST(CliCalibrate, NeedsExactlyOneTargetAndLabelledData) {
+  const std::string data = " --data " + kEvalData + "/routing/sample-traces.jsonl";
+  auto none = run_tandem("calibrate" + data + " --edge llama3.1-8b --cloud llama3.1-405b", true);
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_NE(none.stdout_text.find("exactly one target"), std::string::npos) << none.stdout_text;
+  EXPECT_EQ(run_tandem("calibrate" + data +
+                       " --edge llama3.1-8b --cloud llama3.1-405b --target-quality 0.9 "
+                       "--target-cloud-share 0.3")
+                .exit_code,
+            2);
+  auto no_confidence =
+      run_tandem("calibrate" + data +
+                     " --edge mistralai/Mixtral-8x7B-Instruct-v0.1 --cloud gpt-4-1106-preview "
+                     "--target-quality 0.9",
+                 true);
+  EXPECT_EQ(no_confidence.exit_code, 1);
+  auto no_data = run_tandem("calibrate --target-quality 0.9", true);
+  EXPECT_EQ(no_data.exit_code, 1);
+  EXPECT_NE(no_data.stdout_text.find("--data"), std::string::npos);
+  auto no_db = run_tandem("calibrate --traces /nonexistent/routing.db --target-quality 0.9", true);
+  EXPECT_EQ(no_db.exit_code, 1);
+  EXPECT_NE(no_db.stdout_text.find("/nonexistent/routing.db"), std::string::npos);
+}
+
+}  // namespace
+
+namespace {
+
+// ---- tandem replay ----------------------------------------------------------------------
+
+class CliReplay : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "cli-replay-" + std::to_string(::getpid()) + "/";
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string write(const std::string& name, const std::string& text) {
+    const std::string path = dir_ + name;
+    std::ofstream(path) << text;
+    return path;
+  }
+
+  // Traces as the gateway writes them: a cascade where the edge answered two confident drafts
+  // (a math and an open question) and escalated an unsure one, and a request that named the
+  // cloud model.
+  std::string fill_traces() {
+    const std::string db = dir_ + "traces.db";
+    auto database = tandem::store::Database::open(db);
+    EXPECT_TRUE(database) << database.error().message;
+    tandem::store::TraceLog log(database.value());
+    auto row = [](const std::string& id, const std::string& kind, double mean_logprob, bool edge) {
+      tandem::store::TraceRecord r;
+      r.unix_ms = 1764478200000 + static_cast<int64_t>(id.back()) * 1000;
+      r.request_id = id;
+      r.model = "tandem";
+      r.pattern = "cascade";
+      r.tier = edge ? "edge" : "cloud";
+      r.escalated = !edge;
+      r.kind = kind;
+      r.reason_codes = {"pattern.cascade"};
+      r.features.assign(29, 0.0F);
+      r.complexity = 0.3;
+      r.confidence = tandem::store::TraceConfidence{
+          20, mean_logprob, mean_logprob * 2, 0, 0, edge ? 0.8 : 0.1, 0.5};
+      r.cost_cloud = edge ? 0.0 : 0.004;
+      r.cost_all_cloud = 0.004;
+      r.edge_tokens = 20;
+      return r;
+    };
+    EXPECT_TRUE(log.append(row("req-1", "math", -0.1, true)));
+    EXPECT_TRUE(log.append(row("req-2", "open", -0.1, true)));
+    EXPECT_TRUE(log.append(row("req-3", "open", -1.5, false)));
+    tandem::store::TraceRecord named = row("req-4", "open", 0, false);
+    named.model = "big";
+    named.pattern = "cloud";
+    named.escalated = false;
+    named.reason_codes = {"model.cloud"};
+    named.confidence.reset();
+    EXPECT_TRUE(log.append(named));
+    return db;
+  }
+
+  std::string dir_;
+};
+
+TEST_F(CliReplay, AStricterMathThresholdSendsMathToTheCloud) {
+  const std::string db = fill_traces();
+  const std::string config = write(
+      "new.yaml",
+      "routing:\n  pattern: cascade\n  cascade:\n    kinds:\n      math: {threshold: 0.95}\n");
+  auto out = run_tandem("replay --traces " + db + " --config " + config + " --json");
+  ASSERT_EQ(out.exit_code, 0) << out.stdout_text;
+  const auto report = nlohmann::json::parse(out.stdout_text);
+  EXPECT_EQ(report["requests"], 4);
+  EXPECT_EQ(report["redecided"], 3);
+  EXPECT_EQ(report["kept"]["explicit_model"], 1);
+  EXPECT_EQ(report["changed"], 1);
+  ASSERT_EQ(report["changes"].size(), 1U);
+  EXPECT_EQ(report["changes"][0]["request_id"], "req-1");
+  EXPECT_EQ(report["changes"][0]["kind"], "math");
+  EXPECT_EQ(report["changes"][0]["from"], "edge");
+  EXPECT_EQ(report["changes"][0]["to"], "cloud (escalated)");
+  EXPECT_EQ(report["changes"][0]["reason"], "pattern.cascade");
+  EXPECT_EQ(report["tiers"]["before"]["edge"]["requests"], 2);
+  EXPECT_EQ(report["tiers"]["after"]["edge"]["requests"], 1);
+  EXPECT_EQ(report["tiers"]["after"]["escalated"]["requests"], 2);
+  EXPECT_NEAR(report["cost_usd"]["before"].get<double>(), 0.008, 1e-12);
+  EXPECT_NEAR(report["cost_usd"]["after"].get<double>(), 0.012, 1e-12);
+  EXPECT_GT(report["quality"]["change"].get<double>(), 0.0);
+  EXPECT_EQ(report["window"]["first"], "2025-11-30T04:50:49Z");
+
+  auto text = run_tandem("replay --traces " + db + " -c " + config);
+  ASSERT_EQ(text.exit_code, 0) << text.stdout_text;
+  EXPECT_NE(text.stdout_text.find("1 request(s) change tier"), std::string::npos)
+      << text.stdout_text;
+  EXPECT_NE(text.stdout_text.find("req-1"), std::string::npos);
+  EXPECT_NE(text.stdout_text.find("consistency memory is not replayed"), std::string::npos);
+}
+
+TEST_F(CliReplay, LimitAndSinceChooseTheRequests) {
+  const std::string db = fill_traces();
+  const std::string config = write("same.yaml", "routing:\n  pattern: cascade\n");
+  auto newest = run_tandem("replay --traces " + db + " -c " + config + " --limit 2 --json");
+  ASSERT_EQ(newest.exit_code, 0) << newest.stdout_text;
+  const auto report = nlohmann::json::parse(newest.stdout_text);
+  EXPECT_EQ(report["requests"], 2);
+  EXPECT_EQ(report["changed"], 0);
+  auto later = run_tandem("replay --traces " + db + " -c " + config +
+                          " --since 2025-11-30T04:50:51Z --json");
+  ASSERT_EQ(later.exit_code, 0) << later.stdout_text;
+  EXPECT_EQ(nlohmann::json::parse(later.stdout_text)["requests"], 2);
+  auto none = run_tandem("replay --traces " + db + " -c " + config + " --since 2099-01-01");
+  ASSERT_EQ(none.exit_code, 0) << none.stdout_text;
+  EXPECT_NE(none.stdout_text.find("replayed 0 request(s)"), std::string::npos);
+  auto bad_since = run_tandem("replay --traces " + db + " -c " + config + " --since soon", true);
+  EXPECT_EQ(bad_since.exit_code, 1);
+  EXPECT_NE(bad_since.stdout_text.find("--since"), std::string::npos) << bad_since.stdout_text;
+}
+
+TEST_F(CliReplay, ErrorsNameWhatIsWrong) {
+  const std::string config = write("ok.yaml", "routing:\n  pattern: cascade\n");
+  const std::string missing = dir_ + "missing.db";
+  auto no_db = run_tandem("replay --traces " + missing + " -c " + config, true);
+  EXPECT_EQ(no_db.exit_code, 1);
+  EXPECT_NE(no_db.stdout_text.find("traces database " + missing + " does not exist"),
+            std::string::npos)
+      << no_db.stdout_text;
+  EXPECT_FALSE(std::filesystem::exists(missing));
+
+  const std::string other = dir_ + "other.db";
+  {
+    auto database = tandem::store::Database::open(other);
+    ASSERT_TRUE(database);
+  }
+  {
+    // Drop the traces table, as a tandem from before traces would have left the file.
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(other.c_str(), &raw), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(raw, "DROP TABLE traces", nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(raw);
+  }
+  auto no_table = run_tandem("replay --traces " + other + " -c " + config, true);
+  EXPECT_EQ(no_table.exit_code, 1);
+  EXPECT_NE(no_table.stdout_text.find("holds no traces table"), std::string::npos)
+      << no_table.stdout_text;
+
+  const std::string db = fill_traces();
+  const std::string bad = write("bad.yaml", "routing:\n  pattern: sideways\n");
+  auto bad_config = run_tandem("replay --traces " + db + " -c " + bad, true);
+  EXPECT_EQ(bad_config.exit_code, 1);
+  EXPECT_NE(bad_config.stdout_text.find(bad + ":2: routing.pattern"), std::string::npos)
+      << bad_config.stdout_text;
+  auto no_flags = run_tandem("replay", true);
+  EXPECT_EQ(no_flags.exit_code, 2);
+  EXPECT_NE(no_flags.stdout_text.find("--traces"), std::string::npos);
+}
+
+TEST_F(CliReplay, AReviewAnswerFromTheCommandLineLabelsTheTrace) {
+  const std::string db = fill_traces();
+  std::string id;
+  {
+    auto database = tandem::store::Database::open(db);
+    ASSERT_TRUE(database) << database.error().message;
+    tandem::store::NewTicket ticket;
+    ticket.model = "tandem";
+    ticket.request_json = R"({"model":"tandem","prompt":"A, B or C?"})";
+    ticket.prompt_text = "A, B or C?";
+    ticket.reason = "the cloud is unsure too";
+    auto created = tandem::store::ReviewQueue(database.value()).create(ticket, 1000);
+    ASSERT_TRUE(created) << created.error().message;
+    id = created->id;
+    tandem::store::TraceRecord trace;
+    trace.unix_ms = 1000;
+    trace.request_id = "req-review";
+    trace.pattern = "cascade";
+    trace.tier = "human";
+    trace.kind = "multiple_choice";
+    trace.ticket = id;
+    trace.edge_answer_hash = tandem::answer_hash("I think the answer is B.");
+    ASSERT_TRUE(tandem::store::TraceLog(database.value()).append(trace));
+  }
+  auto answered =
+      run_tandem("review answer " + id + " 'Answer: b' --reviewer bob --db " + db, true);
+  ASSERT_EQ(answered.exit_code, 0) << answered.stdout_text;
+  auto database = tandem::store::Database::open(db);
+  ASSERT_TRUE(database);
+  auto rows = tandem::store::TraceLog(database.value()).read({.labelled_only = true});
+  ASSERT_TRUE(rows) << rows.error().message;
+  ASSERT_EQ(rows->size(), 1U);
+  EXPECT_EQ((*rows)[0].request_id, "req-review");
+  EXPECT_EQ((*rows)[0].edge_good, std::optional<bool>(true));
+  EXPECT_EQ((*rows)[0].label_source, "review");
+}
+
+TEST(CliCalibrate, FromTheGatewaysLabelledTraces) {
+  const std::string db = ::testing::TempDir() + "/calibrate-traces.db";
+  std::filesystem::remove(db);
+  {
+    auto database = tandem::store::Database::open(db);
+    ASSERT_TRUE(database.ok()) << database.error().message;
+    tandem::store::TraceLog log(database.value());
+    // The edge is right when its tokens were likely: a signal calibration must find.
+    for (int i = 0; i < 400; ++i) {
+      tandem::store::TraceRecord r;
+      r.unix_ms = 1'700'000'000'000 + i;
+      r.request_id = "chatcmpl-" + std::to_string(i);
+      r.model = "tandem";
+      r.pattern = "speculative";
+      r.tier = "edge";
+      r.kind = i % 2 ? "math" : "factoid";
+      tandem::store::TraceConfidence c;
+      c.tokens = 10 + i % 7;
+      c.mean_logprob = -0.05 - (i % 20) * 0.1;
+      c.min_logprob = c.mean_logprob * 3;
+      c.mean_entropy = -c.mean_logprob;
+      c.mean_margin = 2 + c.mean_logprob;
+      r.confidence = c;
+      r.cost_edge = 0;
+      r.cost_cloud = 0.001;
+      r.edge_good = (i * 7919) % 100 < 100 - (i % 20) * 4;  // likelier right when confident
+      r.label_source = "verification";
+      ASSERT_TRUE(log.append(r).ok());
+    }
+  }
+  auto out = run_tandem("calibrate --traces " + db + " --target-quality 0.95 --json");
+  ASSERT_EQ(out.exit_code, 0) << out.stdout_text;
+  const auto j = nlohmann::json::parse(out.stdout_text);
+  EXPECT_EQ(j["rows"]["fit"].get<int>() + j["rows"]["check"].get<int>(), 400);
+  // Every token signal takes part; at least one beyond the mean logprob carries weight.
+  const auto& w = j["cascade"]["weights"];
+  for (const char* key : {"mean_logprob", "min_logprob", "mean_entropy", "mean_margin"}) {
+    EXPECT_TRUE(w.contains(key)) << key;
+  }
+  EXPECT_GT(j["expected"]["quality_vs_cloud"]["estimate"].get<double>(), 0.9);
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/answer_match.h"
+#include "store/trace_log.h"
 #include "test_harness.h"
 
 namespace tandem::test {
@@ -460,6 +462,197 @@ TEST(RoutingGatewayTest, SimilarQueriesOfAClientKeepTheirTier) {
                     {{"X-Tandem-Client", "alice"}});
   EXPECT_EQ(other.json_body()["tandem"]["tier"], "edge");
   std::filesystem::remove_all(dir);
+}
+
+// ---- Routing traces ------------------------------------------------------------------------
+
+// A fresh routing database under the temp directory, removed with the test.
+class TraceDir {
+ public:
+  explicit TraceDir(const std::string& name)
+      : dir_(std::filesystem::temp_directory_path() /
+             ("tandem-" + name + "-" + std::to_string(::getpid()))) {
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  ~TraceDir() { std::filesystem::remove_all(dir_); }
+  std::string db() const { return (dir_ / "tandem.db").string(); }
+  // Every byte SQLite keeps for the database: the file, its WAL and shared memory.
+  std::string bytes() const {
+    std::string all;
+    for (const char* suffix : {"", "-wal", "-shm"}) {
+      std::ifstream in(db() + suffix, std::ios::binary);
+      all.append(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    return all;
+  }
+  std::vector<store::TraceRecord> traces() const {
+    auto database = store::open_trace_database(db());
+    EXPECT_TRUE(database) << database.error().message;
+    if (!database) {
+      return {};
+    }
+    auto rows = store::TraceLog(*database).read({});
+    EXPECT_TRUE(rows) << rows.error().message;
+    return rows ? *rows : std::vector<store::TraceRecord>{};
+  }
+
+ private:
+  std::filesystem::path dir_;
+};
+
+TEST(RoutingGatewayTest, EveryRequestLeavesATraceWithoutItsText) {
+  FaultUpstream fault;
+  TraceDir dir("traces");
+  std::string answer;
+  {
+    GatewayUnderTest gateway(cloud_yaml(fault.base_url(), "fault-ok",
+                                        "  database: " + dir.db() +
+                                            "\n  pattern: cascade\n"
+                                            "  cascade: {threshold: 0.5, weights: {bias: 10}}\n"));
+    auto confident = post(gateway.port(), "/v1/chat/completions",
+                          chat("tandem", "Tell me about the zebracorn meadow", 8),
+                          {{"X-Tandem-Client", "alice"}});
+    ASSERT_EQ(confident.status, 200) << confident.body;
+    answer = confident.json_body()["choices"][0]["message"]["content"].get<std::string>();
+    auto private_data = post(gateway.port(), "/v1/chat/completions",
+                             chat("tandem", "Mail the zebracorn notes to ann@example.com", 4));
+    ASSERT_EQ(private_data.status, 200) << private_data.body;
+    auto explicit_cloud =
+        post(gateway.port(), "/v1/chat/completions", chat("big", "A zebracorn haiku", 4));
+    ASSERT_EQ(explicit_cloud.status, 200) << explicit_cloud.body;
+    auto unknown = post(gateway.port(), "/v1/chat/completions", chat("nope", "zebracorn", 4));
+    EXPECT_EQ(unknown.status, 404);  // no model, no routing: no trace
+    // Shutdown (the end of this scope) writes what is still queued.
+  }
+
+  const auto rows = dir.traces();
+  ASSERT_EQ(rows.size(), 3U);
+  const store::TraceRecord& cascade = rows[0];
+  EXPECT_EQ(cascade.model, "tandem");
+  EXPECT_EQ(cascade.pattern, "cascade");
+  EXPECT_EQ(cascade.tier, "edge");
+  EXPECT_EQ(cascade.client, "alice");
+  EXPECT_EQ(cascade.reason_codes, std::vector<std::string>{"pattern.cascade"});
+  EXPECT_NE(std::string("multiple_choice math code factoid open").find(cascade.kind),
+            std::string::npos)
+      << cascade.kind;
+  EXPECT_EQ(cascade.features.size(), 29U);
+  EXPECT_EQ(cascade.request_id.rfind("chatcmpl-", 0), 0U) << cascade.request_id;
+  ASSERT_TRUE(cascade.confidence.has_value());
+  EXPECT_GT(cascade.confidence->tokens, 0);
+  EXPECT_GE(cascade.confidence->combined, 0.5);
+  EXPECT_EQ(cascade.confidence->threshold, 0.5);
+  EXPECT_FALSE(cascade.escalated);
+  EXPECT_GT(cascade.edge_tokens, 0);
+  EXPECT_EQ(cascade.cloud_tokens, 0);
+  EXPECT_EQ(cascade.cost_cloud, 0.0);
+  EXPECT_FALSE(cascade.data_left_device);
+  EXPECT_EQ(cascade.edge_answer_hash, answer_hash(answer));
+  EXPECT_FALSE(cascade.edge_good.has_value());
+
+  const store::TraceRecord& pinned = rows[1];
+  EXPECT_EQ(pinned.tier, "edge");
+  EXPECT_EQ(pinned.pattern, "edge");
+  EXPECT_EQ(pinned.privacy_detectors, std::vector<std::string>{"email"});
+  EXPECT_EQ(pinned.reason_codes,
+            (std::vector<std::string>{"privacy.detected", "privacy.edge_only"}));
+  EXPECT_FALSE(pinned.confidence.has_value());
+
+  const store::TraceRecord& named = rows[2];
+  EXPECT_EQ(named.model, "big");
+  EXPECT_EQ(named.pattern, "cloud");
+  EXPECT_EQ(named.tier, "cloud");
+  EXPECT_EQ(named.reason_codes, std::vector<std::string>{"model.cloud"});
+  EXPECT_EQ(named.cloud_model, "fault-ok");
+  EXPECT_GT(named.cloud_tokens, 0);
+  EXPECT_GT(named.cost_cloud, 0.0);
+  ASSERT_TRUE(named.cost_all_cloud.has_value());
+  EXPECT_TRUE(named.data_left_device);
+
+  // Neither the prompts nor the answer are anywhere in the database's bytes.
+  const std::string bytes = dir.bytes();
+  ASSERT_FALSE(bytes.empty());
+  EXPECT_EQ(bytes.find("zebracorn"), std::string::npos);
+  EXPECT_EQ(bytes.find("ann@example.com"), std::string::npos);
+  ASSERT_GT(answer.size(), 8U);
+  EXPECT_EQ(bytes.find(answer), std::string::npos) << answer;
+}
+
+TEST(RoutingGatewayTest, TheCloudsVerdictLabelsTheSpeculativeEdgeAnswer) {
+  FaultUpstream fault;  // answers with its own text: never the edge's
+  TraceDir dir("traces-p3");
+  {
+    GatewayUnderTest gateway(cloud_yaml(
+        fault.base_url(), "fault-ok",
+        "  database: " + dir.db() + "\n  pattern: speculative\n  speculative: {judge: match}\n"));
+    auto r = post(gateway.port(), "/v1/completions", completion("Once upon a time", 8));
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(r.json_body()["tandem"]["verification"]["status"], "disagreed");
+    gateway.gateway().flush_traces();
+    const auto rows = dir.traces();  // written while the gateway still runs
+    ASSERT_EQ(rows.size(), 1U);
+    const store::TraceRecord& t = rows[0];
+    EXPECT_EQ(t.pattern, "speculative");
+    EXPECT_EQ(t.tier, "cloud");
+    EXPECT_TRUE(t.escalated);
+    EXPECT_EQ(t.edge_good, std::optional<bool>(false));
+    EXPECT_EQ(t.label_source, "verification");
+    EXPECT_EQ(t.edge_answer_hash.size(), 64U);
+    EXPECT_GT(t.cloud_tokens, 0);
+  }
+}
+
+TEST(RoutingGatewayTest, AReviewersAnswerLabelsTheTraceOfItsTicket) {
+  FaultUpstream fault;  // every token at logprob -0.1; the cascade's weights make both unsure
+  TraceDir dir("traces-review");
+  GatewayUnderTest gateway(cloud_yaml(fault.base_url(), "fault-ok",
+                                      "  database: " + dir.db() +
+                                          "\n  pattern: cascade\n"
+                                          "  cascade: {early_stop: false, weights: {bias: -10}}\n"
+                                          "  review: {enabled: true, cloud_threshold: 0.5}\n"));
+  auto r = post(gateway.port(), "/v1/completions", completion("Once upon a time", 8));
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json t = r.json_body()["tandem"];
+  ASSERT_EQ(t["tier"], "human") << t.dump(2);
+  const std::string ticket = t["review"]["ticket"].get<std::string>();
+  auto answered = post(gateway.port(), "/v1/tandem/reviews/" + ticket + "/answer",
+                       {{"answer", "Nothing like the draft."}, {"reviewer", "bob"}});
+  ASSERT_EQ(answered.status, 200) << answered.body;
+  gateway.gateway().flush_traces();
+  const auto rows = dir.traces();
+  ASSERT_EQ(rows.size(), 1U);
+  EXPECT_EQ(rows[0].ticket, ticket);
+  EXPECT_EQ(rows[0].tier, "human");
+  EXPECT_TRUE(rows[0].escalated);
+  ASSERT_TRUE(rows[0].confidence.has_value());
+  EXPECT_LT(rows[0].confidence->combined, 0.5);
+  EXPECT_EQ(rows[0].edge_good, std::optional<bool>(false));
+  EXPECT_EQ(rows[0].label_source, "review");
+}
+
+TEST(RoutingGatewayTest, ShutdownWritesEveryQueuedTraceAndTracesCanBeOff) {
+  FaultUpstream fault;
+  TraceDir on("traces-on");
+  {
+    GatewayUnderTest gateway(
+        cloud_yaml(fault.base_url(), "fault-ok", "  database: " + on.db() + "\n"));
+    for (int i = 0; i < 5; ++i) {
+      auto r = post(gateway.port(), "/v1/chat/completions", chat("big", "Hello there", 2));
+      ASSERT_EQ(r.status, 200) << r.body;
+    }
+  }  // no flush: the destructor drains the queue
+  EXPECT_EQ(on.traces().size(), 5U);
+
+  TraceDir off("traces-off");
+  {
+    GatewayUnderTest gateway(
+        cloud_yaml(fault.base_url(), "fault-ok",
+                   "  database: " + off.db() + "\n  traces: {enabled: false}\n"));
+    auto r = post(gateway.port(), "/v1/chat/completions", chat("big", "Hello there", 2));
+    ASSERT_EQ(r.status, 200) << r.body;
+  }
+  EXPECT_TRUE(off.traces().empty());
 }
 
 }  // namespace
