@@ -27,6 +27,7 @@ struct RouteFlags {
 void print_text(const nlohmann::json& e, bool explain) {
   const auto& d = e["decision"];
   const auto& s = e["signals"];
+  const auto& t = e["thresholds"];
   std::printf("tier:     %s\n",
               d["tier"].is_null() ? "none" : d["tier"].get<std::string>().c_str());
   std::printf("pattern:  %s\n", d["pattern"].get<std::string>().c_str());
@@ -55,6 +56,10 @@ void print_text(const nlohmann::json& e, bool explain) {
       std::printf("    %-28s %10.3f %+13.3f\n", f["feature"].get<std::string>().c_str(),
                   f["value"].get<double>(), f["contribution"].get<double>());
     }
+  }
+  if (s.contains("kind") && t.contains("cascade")) {
+    std::printf("  kind:        %s (cascade threshold %.3f)\n",
+                s["kind"].get<std::string>().c_str(), t["cascade"].get<double>());
   }
   if (!s["latency_budget_ms"].is_null()) {
     std::printf("  latency:     budget %d ms\n", s["latency_budget_ms"].get<int>());

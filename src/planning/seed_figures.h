@@ -1,7 +1,7 @@
 #pragma once
 // Every number the planner's rules use, next to the sentence of the source article it comes
-// from (/work/shared/seeds/, translated; docs/PLANNING.md quotes the Chinese originals). A
-// rule that cites nothing here is a bug.
+// from (the project's source articles in ../shared/seeds/, translated; docs/PLANNING.md quotes the
+// Chinese originals). A rule that cites nothing here is a bug.
 
 namespace tandem::planning::seeds {
 
