@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "common/time_text.h"
 #include "config/config.h"
 #include "routing/replay.h"
 #include "routing/router.h"
@@ -32,15 +33,6 @@ int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
-}
-
-std::string utc(int64_t unix_ms) {
-  const std::time_t seconds = unix_ms / 1000;
-  std::tm tm{};
-  gmtime_r(&seconds, &tm);
-  char text[32];
-  std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
 }
 
 routing::RecordedRequest recorded(store::TraceRecord&& t) {
@@ -96,7 +88,7 @@ void print_report(const routing::ReplayReport& r, const ReplayFlags& flags, int6
                   int64_t last_ms) {
   std::printf("replayed %zu request(s) from %s", r.requests, flags.traces.c_str());
   if (r.requests > 0) {
-    std::printf(" (%s .. %s)", utc(first_ms).c_str(), utc(last_ms).c_str());
+    std::printf(" (%s .. %s)", utc_iso8601(first_ms).c_str(), utc_iso8601(last_ms).c_str());
   }
   std::printf(" under %s\n", flags.config_path.c_str());
   std::printf(
@@ -206,8 +198,9 @@ int run(const ReplayFlags& flags) {
     nlohmann::json out = routing::to_json(report);
     out["traces"] = flags.traces;
     out["config"] = flags.config_path;
-    out["window"] = {{"first", report.requests > 0 ? nlohmann::json(utc(first_ms)) : nullptr},
-                     {"last", report.requests > 0 ? nlohmann::json(utc(last_ms)) : nullptr}};
+    out["window"] = {
+        {"first", report.requests > 0 ? nlohmann::json(utc_iso8601(first_ms)) : nullptr},
+        {"last", report.requests > 0 ? nlohmann::json(utc_iso8601(last_ms)) : nullptr}};
     std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     print_report(report, flags, first_ms, last_ms);

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "cli/commands.h"
+#include "common/time_text.h"
 #include "config/config.h"
 #include "server/shadow_api.h"
 #include "store/shadow_log.h"
@@ -43,15 +44,6 @@ std::string fixed2(double value) {
   return text;
 }
 
-std::string utc(int64_t unix_ms) {
-  const std::time_t seconds = unix_ms / 1000;
-  std::tm tm{};
-  gmtime_r(&seconds, &tm);
-  char text[32];
-  std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
-}
-
 void print_line(const routing::ShadowKindReport& k) {
   std::string verdict = routing::shadow_verdict_name(k.verdict);
   if (k.verdict == routing::ShadowVerdict::kNeedMoreSamples) {
@@ -70,7 +62,7 @@ void print_line(const routing::ShadowKindReport& k) {
 void print_report(const routing::ShadowReport& r, int64_t since) {
   std::printf(
       "Shadow report: %lld routed requests%s, %lld answered by the cloud for shadow mode.\n",
-      static_cast<long long>(r.requests), since > 0 ? (" since " + utc(since)).c_str() : "",
+      static_cast<long long>(r.requests), since > 0 ? (" since " + utc_iso8601(since)).c_str() : "",
       static_cast<long long>(r.shadowed));
   std::printf(
       "A kind moves to the edge at %u+ samples with a Wilson 95%% lower bound >= %s agreement.\n\n",

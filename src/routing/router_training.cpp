@@ -11,6 +11,8 @@
 
 #include <unistd.h>
 
+#include "common/time_text.h"
+
 namespace tandem::routing {
 namespace {
 
@@ -378,12 +380,9 @@ std::vector<L2Candidate> search_l2(const Design& design, const std::vector<uint6
 }
 
 std::string utc_now() {
-  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char text[32];
-  std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
+  return utc_iso8601(std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count());
 }
 
 nlohmann::ordered_json number(double value) {

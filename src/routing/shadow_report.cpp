@@ -6,20 +6,13 @@
 #include <cmath>
 #include <map>
 
+#include "common/hash.h"
+
 namespace tandem::routing {
 namespace {
 
 // Sample sizes past this are not worth estimating: the rate is as good as the target.
 constexpr double kMaxEstimate = 1e9;
-
-uint64_t mix(uint64_t x) {  // splitmix64's finaliser: every input bit moves every output bit
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  x ^= x >> 31;
-  return x;
-}
 
 std::vector<std::string> tokens(std::string_view text) {
   std::vector<std::string> out;
@@ -221,11 +214,8 @@ bool shadow_sampled(std::string_view request_id, double share) {
   if (share >= 1.0) {
     return true;
   }
-  uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a, then mixed: ids often differ in one digit
-  for (unsigned char c : request_id) {
-    hash = (hash ^ c) * 0x100000001b3ULL;
-  }
-  const double unit = static_cast<double>(mix(hash) >> 11) * 0x1.0p-53;  // [0, 1)
+  // FNV-1a, then mixed: ids often differ in one digit.
+  const double unit = static_cast<double>(mix64(fnv1a64(request_id)) >> 11) * 0x1.0p-53;  // [0, 1)
   return unit < share;
 }
 

@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "common/hash.h"
+
 namespace tandem::routing {
 namespace {
 
@@ -109,28 +111,10 @@ Result<TraceRow> parse_row(const std::string& line, const std::string& where) {
   return row;
 }
 
-uint64_t fnv1a64(std::string_view text) {
-  uint64_t hash = 14695981039346656037ULL;
-  for (char c : text) {
-    hash = (hash ^ static_cast<uint8_t>(c)) * 1099511628211ULL;
-  }
-  return hash;
-}
-
-// splitmix64's finaliser: spreads the bits of the FNV hash so that low bits are usable.
-uint64_t mix(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  x ^= x >> 31;
-  return x;
-}
-
 }  // namespace
 
 uint64_t row_hash(std::string_view id, uint64_t seed) {
-  return mix(fnv1a64(id) ^ mix(seed + 0x9e3779b97f4a7c15ULL));
+  return mix64(fnv1a64(id) ^ mix64(seed + 0x9e3779b97f4a7c15ULL));
 }
 
 double unit_interval(uint64_t hash) {
@@ -138,7 +122,7 @@ double unit_interval(uint64_t hash) {
 }
 
 size_t fold_of(uint64_t hash, size_t folds) {
-  return mix(hash ^ 0x5bd1e995ULL) % folds;
+  return mix64(hash ^ 0x5bd1e995ULL) % folds;
 }
 
 const ModelAnswer* TraceRow::answer(const std::string& model) const {

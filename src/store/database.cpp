@@ -226,15 +226,7 @@ Result<bool> Statement::step() {
 }
 
 Status Statement::run() {
-  for (;;) {
-    auto row = step();
-    if (!row) {
-      return row.error();
-    }
-    if (!*row) {
-      return {};
-    }
-  }
+  return each_row([](const Statement&) {});
 }
 
 Status Statement::each_row(const std::function<void(const Statement&)>& visit) {
