@@ -591,6 +591,25 @@ TEST(CliEval, TextTablePlotAndOperatingPoint) {
   EXPECT_NE(plot.find("polyline"), std::string::npos);
 }
 
+// End to end on the project's shared routing traces, when the checkout has them beside it.
+TEST(CliEval, SharedRoutingTracesDirectory) {
+  const std::string dir = kEvalData + "/../../../shared/data/routing";
+  if (!std::filesystem::is_directory(dir)) {
+    GTEST_SKIP() << "no shared routing traces at " << dir;
+  }
+  auto out = run_tandem("eval --data " + dir + " --edge llama3.1-8b --cloud llama3.1-405b --json");
+  ASSERT_EQ(out.exit_code, 0) << out.stdout_text;
+  const auto j = nlohmann::json::parse(out.stdout_text);
+  EXPECT_EQ(j["rows"]["used"].get<int>(), 1485);      // the five cascade-llama files
+  EXPECT_GT(j["rows"]["skipped"].get<int>(), 10000);  // other model families, counted
+  for (const char* policy : {"confidence", "learned", "classifier", "combined"}) {
+    const auto& p = j["policies"][policy];
+    EXPECT_GT(p["apgr"].get<double>(), 0.55) << policy;  // better than random (0.5)
+    EXPECT_LT(p["apgr"].get<double>(), j["baselines"]["oracle"]["apgr"].get<double>()) << policy;
+  }
+  EXPECT_NEAR(j["baselines"]["random"]["apgr"].get<double>(), 0.5, 1e-9);
+}
+
 TEST(CliEval, ErrorsNameWhatIsWrong) {
   auto missing =
       run_tandem("eval --data " + kEvalData + "/eval/tiny.jsonl --edge llama --cloud cloud", true);
