@@ -229,6 +229,21 @@ Status Statement::run() {
   return each_row([](const Statement&) {});
 }
 
+Result<int64_t> Connection::query_int64(std::string_view sql) {
+  auto stmt = prepare(sql);
+  if (!stmt) {
+    return stmt.error();
+  }
+  auto row = stmt->step();
+  if (!row) {
+    return row.error();
+  }
+  if (!*row) {
+    return make_error(ErrorCode::kInternal, "the query returned no row: " + std::string(sql));
+  }
+  return stmt->column_int64(0);
+}
+
 Status Statement::each_row(const std::function<void(const Statement&)>& visit) {
   for (;;) {
     auto row = step();

@@ -89,6 +89,8 @@ class Connection {
   Result<Statement> prepare(std::string_view sql);
   // Runs parameterless SQL (transaction control, schema); not cached.
   Status exec(const char* sql);
+  // The first column of the first row of a parameterless query (`SELECT count(*) ...`).
+  Result<int64_t> query_int64(std::string_view sql);
   // Rows changed by the last INSERT, UPDATE or DELETE on this connection.
   int64_t changes() const;
 

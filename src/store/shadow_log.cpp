@@ -315,15 +315,11 @@ Result<std::vector<ShadowSample>> ShadowLog::recent(size_t limit) {
 
 Result<size_t> ShadowLog::count() {
   Connection connection = db_->acquire();
-  auto stmt = connection.prepare(kCountSql);
-  if (!stmt) {
-    return stmt.error();
+  auto count = connection.query_int64(kCountSql);
+  if (!count) {
+    return count.error();
   }
-  auto row = stmt->step();
-  if (!row) {
-    return row.error();
-  }
-  return static_cast<size_t>(stmt->column_int64(0));
+  return static_cast<size_t>(count.value());
 }
 
 }  // namespace tandem::store

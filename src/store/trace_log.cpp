@@ -491,15 +491,11 @@ Result<std::vector<TraceRecord>> TraceLog::read(const TraceQuery& query) {
 
 Result<size_t> TraceLog::count() {
   Connection connection = db_->acquire();
-  auto stmt = connection.prepare(kCountSql);
-  if (!stmt) {
-    return stmt.error();
+  auto count = connection.query_int64(kCountSql);
+  if (!count) {
+    return count.error();
   }
-  auto row = stmt->step();
-  if (!row) {
-    return row.error();
-  }
-  return static_cast<size_t>(stmt->column_int64(0));
+  return static_cast<size_t>(count.value());
 }
 
 Result<size_t> TraceLog::prune(uint64_t max_rows) {

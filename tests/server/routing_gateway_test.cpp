@@ -23,14 +23,6 @@ std::string cloud_yaml(const std::string& base_url, const std::string& upstream_
          routing;
 }
 
-json completion(const std::string& prompt, int max_tokens, bool stream = false) {
-  return {{"model", "tandem"},
-          {"prompt", prompt},
-          {"max_tokens", max_tokens},
-          {"temperature", 0},
-          {"stream", stream}};
-}
-
 // The revision events and the content of an SSE chat stream.
 struct StreamParts {
   std::string content;         // every delta, in order

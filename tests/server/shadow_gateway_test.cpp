@@ -22,14 +22,6 @@ std::string shadow_yaml(const std::string& base_url, const std::string& upstream
          shadow + "\n";
 }
 
-json completion(const std::string& prompt, int max_tokens, bool stream = false) {
-  return {{"model", "tandem"},
-          {"prompt", prompt},
-          {"max_tokens", max_tokens},
-          {"temperature", 0},
-          {"stream", stream}};
-}
-
 // The shadow report's line for `kind`.
 json kind_line(const json& report, const std::string& kind) {
   for (const auto& k : report["kinds"]) {

@@ -289,4 +289,13 @@ inline json chat(const std::string& model, const std::string& content, int max_t
           {"stream", stream}};
 }
 
+// A greedy `/v1/completions` request for the routed model `tandem`.
+inline json completion(const std::string& prompt, int max_tokens, bool stream = false) {
+  return {{"model", "tandem"},
+          {"prompt", prompt},
+          {"max_tokens", max_tokens},
+          {"temperature", 0},
+          {"stream", stream}};
+}
+
 }  // namespace tandem::test
