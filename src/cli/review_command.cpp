@@ -79,7 +79,7 @@ int run(const std::string& action, const ReviewFlags& flags) {
     std::cerr << "tandem review " << action << ": " << db.error().message << "\n";
     return 1;
   }
-  store::ReviewQueue q(db.value());
+  store::SqliteReviewQueue q(db.value());
   if (action == "list") {
     auto tickets = q.list(flags.status == "all" ? "" : flags.status, flags.limit);
     if (!tickets) {

@@ -5,11 +5,10 @@
 #include <limits>
 #include <utility>
 
+#include "store/backend_checks.h"
+
 namespace tandem::store {
 namespace {
-
-constexpr size_t kMaxClientBytes = 1024;
-constexpr size_t kMaxReasonBytes = 64u << 10;
 
 // SQLite integers are signed 64-bit; the bit pattern round-trips every uint64 key, including
 // those with the top bit set (stored as negative numbers).
@@ -34,7 +33,19 @@ constexpr const char* kUpsertSql =
 constexpr const char* kForgetSql = "DELETE FROM consistency_routes WHERE client = ?1";
 constexpr const char* kPruneSql = "DELETE FROM consistency_routes WHERE expires_at_ms <= ?1";
 
-Status check_keys(const std::vector<uint64_t>& keys) {
+}  // namespace
+
+// ---- checks shared with the Redis memory (store/backend_checks.h) ----
+
+namespace internal {
+namespace {
+
+constexpr size_t kMaxClientBytes = 1024;
+constexpr size_t kMaxReasonBytes = 64u << 10;
+
+}  // namespace
+
+Status check_cluster_keys(const std::vector<uint64_t>& keys) {
   if (keys.size() > kMaxClusterKeys) {
     return make_error(ErrorCode::kInvalidArgument,
                       std::to_string(keys.size()) +
@@ -44,7 +55,7 @@ Status check_keys(const std::vector<uint64_t>& keys) {
   return {};
 }
 
-Status check_client(const std::string& client) {
+Status check_memory_client(const std::string& client) {
   if (client.size() > kMaxClientBytes) {
     return make_error(ErrorCode::kInvalidArgument, "client id is " + std::to_string(client.size()) +
                                                        " bytes; the routing memory keeps at most " +
@@ -53,9 +64,35 @@ Status check_client(const std::string& client) {
   return {};
 }
 
-}  // namespace
+Status check_route(const std::string& tier, const std::string& reason, int64_t ttl_ms) {
+  if (tier != "edge" && tier != "cloud" && tier != "human") {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "unknown tier '" + tier + "' (expected edge, cloud or human)");
+  }
+  if (ttl_ms <= 0) {
+    return make_error(ErrorCode::kInvalidArgument, "a remembered route needs a positive ttl, not " +
+                                                       std::to_string(ttl_ms) + " ms");
+  }
+  if (reason.size() > kMaxReasonBytes) {
+    return make_error(ErrorCode::kInvalidArgument, "route reason is " +
+                                                       std::to_string(reason.size()) +
+                                                       " bytes; the routing memory keeps at most " +
+                                                       std::to_string(kMaxReasonBytes));
+  }
+  return {};
+}
 
-ConsistencyMemory::ConsistencyMemory(std::shared_ptr<Database> db) : db_(std::move(db)) {
+int64_t route_expiry(int64_t now_ms, int64_t ttl_ms) {
+  return now_ms > std::numeric_limits<int64_t>::max() - ttl_ms ? std::numeric_limits<int64_t>::max()
+                                                               : now_ms + ttl_ms;
+}
+
+}  // namespace internal
+
+// ---- SqliteConsistencyMemory ----
+
+SqliteConsistencyMemory::SqliteConsistencyMemory(std::shared_ptr<Database> db)
+    : db_(std::move(db)) {
   // One statement per key count keeps the lookup a single indexed query; the text holds only
   // placeholders, never values.
   lookup_sql_.reserve(kMaxClusterKeys);
@@ -69,13 +106,12 @@ ConsistencyMemory::ConsistencyMemory(std::shared_ptr<Database> db) : db_(std::mo
   }
 }
 
-Result<std::optional<RememberedRoute>> ConsistencyMemory::lookup(const std::string& client,
-                                                                 const std::vector<uint64_t>& keys,
-                                                                 int64_t now_ms) {
-  if (Status status = check_keys(keys); !status) {
+Result<std::optional<RememberedRoute>> SqliteConsistencyMemory::lookup(
+    const std::string& client, const std::vector<uint64_t>& keys, int64_t now_ms) {
+  if (Status status = internal::check_cluster_keys(keys); !status) {
     return status.error();
   }
-  if (Status status = check_client(client); !status) {
+  if (Status status = internal::check_memory_client(client); !status) {
     return status.error();
   }
   if (keys.empty()) {
@@ -133,36 +169,24 @@ Result<std::optional<RememberedRoute>> ConsistencyMemory::lookup(const std::stri
   return std::optional<RememberedRoute>(std::move(route));
 }
 
-Status ConsistencyMemory::remember(const std::string& client, const std::vector<uint64_t>& keys,
-                                   const std::string& tier, const std::string& reason,
-                                   int64_t now_ms, int64_t ttl_ms) {
-  if (Status status = check_keys(keys); !status) {
+Status SqliteConsistencyMemory::remember(const std::string& client,
+                                         const std::vector<uint64_t>& keys, const std::string& tier,
+                                         const std::string& reason, int64_t now_ms,
+                                         int64_t ttl_ms) {
+  if (Status status = internal::check_cluster_keys(keys); !status) {
     return status;
   }
-  if (Status status = check_client(client); !status) {
+  if (Status status = internal::check_memory_client(client); !status) {
     return status;
   }
-  if (tier != "edge" && tier != "cloud" && tier != "human") {
-    return make_error(ErrorCode::kInvalidArgument,
-                      "unknown tier '" + tier + "' (expected edge, cloud or human)");
-  }
-  if (ttl_ms <= 0) {
-    return make_error(ErrorCode::kInvalidArgument, "a remembered route needs a positive ttl, not " +
-                                                       std::to_string(ttl_ms) + " ms");
-  }
-  if (reason.size() > kMaxReasonBytes) {
-    return make_error(ErrorCode::kInvalidArgument, "route reason is " +
-                                                       std::to_string(reason.size()) +
-                                                       " bytes; the routing memory keeps at most " +
-                                                       std::to_string(kMaxReasonBytes));
+  if (Status status = internal::check_route(tier, reason, ttl_ms); !status) {
+    return status;
   }
   if (keys.empty()) {
     return {};
   }
-  // Saturate instead of overflowing for a huge ttl ("remember for ever").
-  const int64_t expires_at_ms = now_ms > std::numeric_limits<int64_t>::max() - ttl_ms
-                                    ? std::numeric_limits<int64_t>::max()
-                                    : now_ms + ttl_ms;
+  // Saturates instead of overflowing for a huge ttl ("remember for ever").
+  const int64_t expires_at_ms = internal::route_expiry(now_ms, ttl_ms);
 
   Connection connection = db_->acquire();
   // One transaction: all keys or none, and one commit instead of one per key.
@@ -191,7 +215,7 @@ Status ConsistencyMemory::remember(const std::string& client, const std::vector<
   return transaction->commit();
 }
 
-Status ConsistencyMemory::forget(const std::string& client) {
+Status SqliteConsistencyMemory::forget(const std::string& client) {
   Connection connection = db_->acquire();
   auto stmt = connection.prepare(kForgetSql);
   if (!stmt) {
@@ -201,7 +225,7 @@ Status ConsistencyMemory::forget(const std::string& client) {
   return stmt->run();
 }
 
-Result<size_t> ConsistencyMemory::prune_expired(int64_t now_ms) {
+Result<size_t> SqliteConsistencyMemory::prune_expired(int64_t now_ms) {
   Connection connection = db_->acquire();
   auto stmt = connection.prepare(kPruneSql);
   if (!stmt) {

@@ -6,8 +6,12 @@
 // with an expiry. Clients are isolated: one client's routes never answer another's lookup
 // (all anonymous clients, client "", share one memory).
 //
-// Thread-safety: every method may be called from any thread; the Database serialises them.
-// lookup() runs on the request path: one indexed query, plus one update on a hit.
+// ConsistencyMemory is the interface; SqliteConsistencyMemory (below) keeps the routes in the
+// gateway's SQLite file, RedisConsistencyMemory (store/redis_consistency_memory.h) in a Redis
+// that several gateway replicas share, with identical semantics.
+//
+// Thread-safety: every method of every implementation may be called from any thread. lookup()
+// runs on the request path: one indexed query (SQLite) or one script call (Redis).
 
 #include <cstddef>
 #include <cstdint>
@@ -34,27 +38,50 @@ struct RememberedRoute {
 
 class ConsistencyMemory {
  public:
-  explicit ConsistencyMemory(std::shared_ptr<Database> db);
+  virtual ~ConsistencyMemory() = default;
+
+  // "sqlite" or "redis": which store holds the routes, for logs and /health.
+  virtual const char* backend() const = 0;
 
   // The most recently decided unexpired route stored under any of `keys` for `client`, or
   // nullopt (also for no keys). A route expires at expires_at_ms exactly. Bumps the matched
-  // route's hits.
-  Result<std::optional<RememberedRoute>> lookup(const std::string& client,
-                                                const std::vector<uint64_t>& keys, int64_t now_ms);
+  // route's hits. Ties in the decision time go to the later expiry, then to the smaller key
+  // (compared as int64). kInvalidArgument for too many keys or a client id over 1 KiB.
+  virtual Result<std::optional<RememberedRoute>> lookup(const std::string& client,
+                                                        const std::vector<uint64_t>& keys,
+                                                        int64_t now_ms) = 0;
 
   // Stores the route under every key, atomically, decided at now_ms. A key's existing route is
   // replaced when this decision is at least as recent, and its hits start again from 0; an
   // older decision arriving late (a slow request) does not overwrite a newer one.
-  // kInvalidArgument for an unknown tier, ttl_ms <= 0, or too many keys.
-  Status remember(const std::string& client, const std::vector<uint64_t>& keys,
-                  const std::string& tier, const std::string& reason, int64_t now_ms,
-                  int64_t ttl_ms);
+  // kInvalidArgument for an unknown tier, ttl_ms <= 0, too many keys, a client id over 1 KiB
+  // or a reason over 64 KiB. No keys: stores nothing, successfully.
+  virtual Status remember(const std::string& client, const std::vector<uint64_t>& keys,
+                          const std::string& tier, const std::string& reason, int64_t now_ms,
+                          int64_t ttl_ms) = 0;
 
   // Deletes every route of `client` (a user asks to reset).
-  Status forget(const std::string& client);
+  virtual Status forget(const std::string& client) = 0;
 
-  // Deletes the routes expired at now_ms; returns how many.
-  Result<size_t> prune_expired(int64_t now_ms);
+  // Deletes the routes expired at now_ms; returns how many it deleted. (Redis also drops
+  // expired routes by itself; see RedisConsistencyMemory for what its count covers.)
+  virtual Result<size_t> prune_expired(int64_t now_ms) = 0;
+};
+
+// Routes in SQLite, one row per (client, key). The Database serialises calls.
+class SqliteConsistencyMemory final : public ConsistencyMemory {
+ public:
+  explicit SqliteConsistencyMemory(std::shared_ptr<Database> db);
+
+  const char* backend() const override { return "sqlite"; }
+  Result<std::optional<RememberedRoute>> lookup(const std::string& client,
+                                                const std::vector<uint64_t>& keys,
+                                                int64_t now_ms) override;
+  Status remember(const std::string& client, const std::vector<uint64_t>& keys,
+                  const std::string& tier, const std::string& reason, int64_t now_ms,
+                  int64_t ttl_ms) override;
+  Status forget(const std::string& client) override;
+  Result<size_t> prune_expired(int64_t now_ms) override;
 
  private:
   std::shared_ptr<Database> db_;

@@ -7,6 +7,8 @@
 
 #include <sys/random.h>
 
+#include "store/backend_checks.h"
+
 namespace tandem::store {
 namespace {
 
@@ -58,6 +60,57 @@ ReviewTicket read_ticket(const Statement& stmt) {
   return ticket;
 }
 
+// One ticket by id on a connection the caller holds; kNotFound naming the id.
+Result<ReviewTicket> fetch_ticket(Connection& connection, const std::string& id) {
+  auto stmt = connection.prepare(kGetSql);
+  if (!stmt) {
+    return stmt.error();
+  }
+  stmt->bind(1, id);
+  auto row = stmt->step();
+  if (!row) {
+    return row.error();
+  }
+  if (!*row) {
+    return internal::no_such_ticket(id);
+  }
+  return read_ticket(*stmt);
+}
+
+}  // namespace
+
+bool is_review_ticket_id(std::string_view id) {
+  if (id.size() != kIdPrefix.size() + 2 * kIdRandomBytes || id.substr(0, 4) != kIdPrefix) {
+    return false;
+  }
+  for (char c : id.substr(kIdPrefix.size())) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// ---- checks shared with the Redis queue (store/backend_checks.h) ----
+
+namespace internal {
+namespace {
+
+Status check_size(std::string_view field, const std::string& value, size_t max) {
+  if (value.size() > max) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      std::string(field) + " is " + std::to_string(value.size()) +
+                          " bytes; a review ticket keeps at most " + std::to_string(max));
+  }
+  return {};
+}
+
+bool is_blank(std::string_view text) {
+  return text.find_first_not_of(" \t\r\n") == std::string_view::npos;
+}
+
+}  // namespace
+
 Result<std::string> new_ticket_id() {
   unsigned char bytes[kIdRandomBytes];
   size_t filled = 0;
@@ -81,7 +134,6 @@ Result<std::string> new_ticket_id() {
   return id;
 }
 
-// Echoes a caller's bad id in an error without letting a huge one flood the message.
 std::string quoted(std::string_view text) {
   constexpr size_t kMaxEcho = 64;
   if (text.size() <= kMaxEcho) {
@@ -90,18 +142,40 @@ std::string quoted(std::string_view text) {
   return "'" + std::string(text.substr(0, kMaxEcho)) + "…'";
 }
 
-Status check_id(std::string_view id) {
+Status check_ticket_id(std::string_view id) {
   if (!is_review_ticket_id(id)) {
     return make_error(ErrorCode::kInvalidArgument, "not a review ticket id: " + quoted(id));
   }
   return {};
 }
 
-Status check_size(std::string_view field, const std::string& value, size_t max) {
-  if (value.size() > max) {
+Status check_new_ticket(const NewTicket& ticket) {
+  const std::pair<std::string_view, const std::string*> names[] = {{"client", &ticket.client},
+                                                                   {"model", &ticket.model}};
+  for (const auto& [field, value] : names) {
+    if (Status status = check_size(field, *value, kMaxTicketNameBytes); !status) {
+      return status;
+    }
+  }
+  const std::pair<std::string_view, const std::string*> texts[] = {
+      {"reason", &ticket.reason},
+      {"decision_json", &ticket.decision_json},
+      {"draft_answer", &ticket.draft_answer}};
+  for (const auto& [field, value] : texts) {
+    if (Status status = check_size(field, *value, kMaxTicketTextBytes); !status) {
+      return status;
+    }
+  }
+  const std::pair<std::string_view, const std::string*> requests[] = {
+      {"request_json", &ticket.request_json}, {"prompt_text", &ticket.prompt_text}};
+  for (const auto& [field, value] : requests) {
+    if (Status status = check_size(field, *value, kMaxTicketRequestBytes); !status) {
+      return status;
+    }
+  }
+  if (ticket.draft_tier != "edge" && ticket.draft_tier != "cloud" && !ticket.draft_tier.empty()) {
     return make_error(ErrorCode::kInvalidArgument,
-                      std::string(field) + " is " + std::to_string(value.size()) +
-                          " bytes; a review ticket keeps at most " + std::to_string(max));
+                      "draft_tier must be edge, cloud or empty, not " + quoted(ticket.draft_tier));
   }
   return {};
 }
@@ -115,11 +189,50 @@ Status check_status_filter(const std::string& status) {
                         " (expected pending, answered, rejected or empty for all)");
 }
 
-bool is_blank(std::string_view text) {
-  return text.find_first_not_of(" \t\r\n") == std::string_view::npos;
+Status check_list_limit(size_t limit) {
+  if (limit < 1 || limit > kMaxTicketListLimit) {
+    return make_error(ErrorCode::kInvalidArgument, "list limit must be 1.." +
+                                                       std::to_string(kMaxTicketListLimit) +
+                                                       ", not " + std::to_string(limit));
+  }
+  return {};
 }
 
-// "2026-11-30T04:50:01.123Z", for messages people read.
+Status check_answer_text(const std::string& id, const std::string& text) {
+  if (is_blank(text)) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "the answer to ticket " + quoted(id) + " is empty; write the answer text");
+  }
+  return {};
+}
+
+Status check_resolution(const std::string& id, std::string_view new_status, const std::string& text,
+                        const std::string& reviewer) {
+  if (Status status = check_ticket_id(id); !status) {
+    return status;
+  }
+  if (reviewer.empty()) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "a reviewer name is required to resolve ticket " + id);
+  }
+  if (Status status = check_size("reviewer", reviewer, kMaxTicketNameBytes); !status) {
+    return status;
+  }
+  return check_size(new_status == "answered" ? "answer" : "rejection note", text,
+                    kMaxTicketTextBytes);
+}
+
+Error already_resolved(const std::string& id, const std::string& status,
+                       const std::string& reviewer, int64_t updated_at_ms) {
+  return make_error(ErrorCode::kInvalidArgument, "ticket " + id + " was already " + status +
+                                                     " by " + reviewer + " at " +
+                                                     format_utc(updated_at_ms));
+}
+
+Error no_such_ticket(const std::string& id) {
+  return make_error(ErrorCode::kNotFound, "no review ticket " + id);
+}
+
 std::string format_utc(int64_t ms) {
   const std::time_t seconds = static_cast<std::time_t>(ms / 1000);
   std::tm tm{};
@@ -133,68 +246,17 @@ std::string format_utc(int64_t ms) {
   return std::string(text, n) + millis;
 }
 
-// One ticket by id on a connection the caller holds; kNotFound naming the id.
-Result<ReviewTicket> fetch_ticket(Connection& connection, const std::string& id) {
-  auto stmt = connection.prepare(kGetSql);
-  if (!stmt) {
-    return stmt.error();
-  }
-  stmt->bind(1, id);
-  auto row = stmt->step();
-  if (!row) {
-    return row.error();
-  }
-  if (!*row) {
-    return make_error(ErrorCode::kNotFound, "no review ticket " + id);
-  }
-  return read_ticket(*stmt);
-}
+}  // namespace internal
 
-}  // namespace
+// ---- SqliteReviewQueue ----
 
-bool is_review_ticket_id(std::string_view id) {
-  if (id.size() != kIdPrefix.size() + 2 * kIdRandomBytes || id.substr(0, 4) != kIdPrefix) {
-    return false;
-  }
-  for (char c : id.substr(kIdPrefix.size())) {
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
-      return false;
-    }
-  }
-  return true;
-}
+SqliteReviewQueue::SqliteReviewQueue(std::shared_ptr<Database> db) : db_(std::move(db)) {}
 
-ReviewQueue::ReviewQueue(std::shared_ptr<Database> db) : db_(std::move(db)) {}
-
-Result<ReviewTicket> ReviewQueue::create(const NewTicket& ticket, int64_t now_ms) {
-  const std::pair<std::string_view, const std::string*> names[] = {{"client", &ticket.client},
-                                                                   {"model", &ticket.model}};
-  for (const auto& [field, value] : names) {
-    if (Status status = check_size(field, *value, kMaxTicketNameBytes); !status) {
-      return status.error();
-    }
+Result<ReviewTicket> SqliteReviewQueue::create(const NewTicket& ticket, int64_t now_ms) {
+  if (Status status = internal::check_new_ticket(ticket); !status) {
+    return status.error();
   }
-  const std::pair<std::string_view, const std::string*> texts[] = {
-      {"reason", &ticket.reason},
-      {"decision_json", &ticket.decision_json},
-      {"draft_answer", &ticket.draft_answer}};
-  for (const auto& [field, value] : texts) {
-    if (Status status = check_size(field, *value, kMaxTicketTextBytes); !status) {
-      return status.error();
-    }
-  }
-  const std::pair<std::string_view, const std::string*> requests[] = {
-      {"request_json", &ticket.request_json}, {"prompt_text", &ticket.prompt_text}};
-  for (const auto& [field, value] : requests) {
-    if (Status status = check_size(field, *value, kMaxTicketRequestBytes); !status) {
-      return status.error();
-    }
-  }
-  if (ticket.draft_tier != "edge" && ticket.draft_tier != "cloud" && !ticket.draft_tier.empty()) {
-    return make_error(ErrorCode::kInvalidArgument,
-                      "draft_tier must be edge, cloud or empty, not " + quoted(ticket.draft_tier));
-  }
-  auto id = new_ticket_id();
+  auto id = internal::new_ticket_id();
   if (!id) {
     return id.error();
   }
@@ -233,22 +295,20 @@ Result<ReviewTicket> ReviewQueue::create(const NewTicket& ticket, int64_t now_ms
   return stored;
 }
 
-Result<ReviewTicket> ReviewQueue::get(const std::string& id) {
-  if (Status status = check_id(id); !status) {
+Result<ReviewTicket> SqliteReviewQueue::get(const std::string& id) {
+  if (Status status = internal::check_ticket_id(id); !status) {
     return status.error();
   }
   Connection connection = db_->acquire();
   return fetch_ticket(connection, id);
 }
 
-Result<std::vector<ReviewTicket>> ReviewQueue::list(const std::string& status, size_t limit) {
-  if (Status valid = check_status_filter(status); !valid) {
+Result<std::vector<ReviewTicket>> SqliteReviewQueue::list(const std::string& status, size_t limit) {
+  if (Status valid = internal::check_status_filter(status); !valid) {
     return valid.error();
   }
-  if (limit < 1 || limit > kMaxTicketListLimit) {
-    return make_error(ErrorCode::kInvalidArgument, "list limit must be 1.." +
-                                                       std::to_string(kMaxTicketListLimit) +
-                                                       ", not " + std::to_string(limit));
+  if (Status valid = internal::check_list_limit(limit); !valid) {
+    return valid.error();
   }
   Connection connection = db_->acquire();
   auto stmt = connection.prepare(status.empty() ? kListAllSql : kListStatusSql);
@@ -274,36 +334,23 @@ Result<std::vector<ReviewTicket>> ReviewQueue::list(const std::string& status, s
   }
 }
 
-Result<ReviewTicket> ReviewQueue::answer(const std::string& id, const std::string& text,
-                                         const std::string& reviewer, int64_t now_ms) {
-  if (is_blank(text)) {
-    return make_error(ErrorCode::kInvalidArgument,
-                      "the answer to ticket " + quoted(id) + " is empty; write the answer text");
+Result<ReviewTicket> SqliteReviewQueue::answer(const std::string& id, const std::string& text,
+                                               const std::string& reviewer, int64_t now_ms) {
+  if (Status status = internal::check_answer_text(id, text); !status) {
+    return status.error();
   }
   return resolve(id, "answered", text, reviewer, now_ms);
 }
 
-Result<ReviewTicket> ReviewQueue::reject(const std::string& id, const std::string& note,
-                                         const std::string& reviewer, int64_t now_ms) {
+Result<ReviewTicket> SqliteReviewQueue::reject(const std::string& id, const std::string& note,
+                                               const std::string& reviewer, int64_t now_ms) {
   return resolve(id, "rejected", note, reviewer, now_ms);
 }
 
-Result<ReviewTicket> ReviewQueue::resolve(const std::string& id, std::string_view new_status,
-                                          const std::string& text, const std::string& reviewer,
-                                          int64_t now_ms) {
-  if (Status status = check_id(id); !status) {
-    return status.error();
-  }
-  if (reviewer.empty()) {
-    return make_error(ErrorCode::kInvalidArgument,
-                      "a reviewer name is required to resolve ticket " + id);
-  }
-  if (Status status = check_size("reviewer", reviewer, kMaxTicketNameBytes); !status) {
-    return status.error();
-  }
-  if (Status status = check_size(new_status == "answered" ? "answer" : "rejection note", text,
-                                 kMaxTicketTextBytes);
-      !status) {
+Result<ReviewTicket> SqliteReviewQueue::resolve(const std::string& id, std::string_view new_status,
+                                                const std::string& text,
+                                                const std::string& reviewer, int64_t now_ms) {
+  if (Status status = internal::check_resolution(id, new_status, text, reviewer); !status) {
     return status.error();
   }
 
@@ -338,13 +385,11 @@ Result<ReviewTicket> ReviewQueue::resolve(const std::string& id, std::string_vie
     return found.error();
   }
   const ReviewTicket& current = found.value();
-  return make_error(ErrorCode::kInvalidArgument, "ticket " + id + " was already " + current.status +
-                                                     " by " + current.reviewer + " at " +
-                                                     format_utc(current.updated_at_ms));
+  return internal::already_resolved(id, current.status, current.reviewer, current.updated_at_ms);
 }
 
-Result<size_t> ReviewQueue::count(const std::string& status) {
-  if (Status valid = check_status_filter(status); !valid) {
+Result<size_t> SqliteReviewQueue::count(const std::string& status) {
+  if (Status valid = internal::check_status_filter(status); !valid) {
     return valid.error();
   }
   Connection connection = db_->acquire();

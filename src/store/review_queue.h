@@ -1,11 +1,14 @@
 #pragma once
 // The human tier: queries that neither the edge nor the cloud answers confidently (or that a
 // rule sends to a person) wait here as tickets until a reviewer answers or rejects them. The
-// client receives `pending_review` and the ticket id, and polls. Tickets live in SQLite and
-// are committed before create() returns, so none is lost across restarts.
+// client receives `pending_review` and the ticket id, and polls.
 //
-// Thread-safety: every method may be called from any thread; the Database serialises them,
-// and answer()/reject() are atomic even across processes sharing the file.
+// ReviewQueue is the interface; two backends implement it with identical semantics:
+// SqliteReviewQueue (below: one gateway, or a gateway and `tandem review` sharing a file) and
+// RedisReviewQueue (store/redis_review_queue.h: several gateway replicas sharing one Redis).
+//
+// Thread-safety: every method of every implementation may be called from any thread, and
+// answer()/reject() are atomic even across processes sharing the store.
 
 #include <cstddef>
 #include <cstdint>
@@ -52,34 +55,56 @@ bool is_review_ticket_id(std::string_view id);
 
 class ReviewQueue {
  public:
-  explicit ReviewQueue(std::shared_ptr<Database> db);
+  virtual ~ReviewQueue() = default;
 
-  // Stores a new pending ticket with a fresh random id. kInvalidArgument for a field over its
-  // size limit or a draft_tier other than "edge", "cloud" or "".
-  Result<ReviewTicket> create(const NewTicket& ticket, int64_t now_ms);
+  // "sqlite" or "redis": which store holds the tickets, for logs and /health.
+  virtual const char* backend() const = 0;
+
+  // Stores a new pending ticket with a fresh random id; it is stored before create() returns.
+  // kInvalidArgument for a field over its size limit or a draft_tier other than "edge",
+  // "cloud" or "".
+  virtual Result<ReviewTicket> create(const NewTicket& ticket, int64_t now_ms) = 0;
 
   // kInvalidArgument for a malformed id; kNotFound naming the id when there is no such ticket.
-  Result<ReviewTicket> get(const std::string& id);
+  virtual Result<ReviewTicket> get(const std::string& id) = 0;
 
   // Newest first (ties in the creation time: the later created first). `status` is "" for
   // all, or one status; `limit` is 1..kMaxTicketListLimit; anything else is kInvalidArgument.
   // Tickets come whole, request_json included.
-  Result<std::vector<ReviewTicket>> list(const std::string& status, size_t limit);
+  virtual Result<std::vector<ReviewTicket>> list(const std::string& status, size_t limit) = 0;
 
   // Answers a pending ticket with `text` (not blank) on behalf of `reviewer` (not empty).
   // A ticket that was already answered or rejected is refused with kInvalidArgument — not
   // retryable, the request conflicts with the ticket's state — and the message "ticket rev_…
   // was already answered by <reviewer> at <UTC time>" (or "rejected"). kNotFound when there is
   // no such ticket. Exactly one of several concurrent answers succeeds.
-  Result<ReviewTicket> answer(const std::string& id, const std::string& text,
-                              const std::string& reviewer, int64_t now_ms);
+  virtual Result<ReviewTicket> answer(const std::string& id, const std::string& text,
+                                      const std::string& reviewer, int64_t now_ms) = 0;
 
   // Rejects a pending ticket; `note` (may be empty) tells the client why. Errors as answer().
-  Result<ReviewTicket> reject(const std::string& id, const std::string& note,
-                              const std::string& reviewer, int64_t now_ms);
+  virtual Result<ReviewTicket> reject(const std::string& id, const std::string& note,
+                                      const std::string& reviewer, int64_t now_ms) = 0;
 
-  // Tickets with `status` ("" for all).
-  Result<size_t> count(const std::string& status);
+  // Tickets with `status` ("" for all); kInvalidArgument for an unknown status.
+  virtual Result<size_t> count(const std::string& status) = 0;
+};
+
+// Tickets in SQLite, committed before create() returns, so none is lost across restarts. The
+// Database serialises calls; answer()/reject() are one conditional UPDATE, atomic across
+// processes sharing the file.
+class SqliteReviewQueue final : public ReviewQueue {
+ public:
+  explicit SqliteReviewQueue(std::shared_ptr<Database> db);
+
+  const char* backend() const override { return "sqlite"; }
+  Result<ReviewTicket> create(const NewTicket& ticket, int64_t now_ms) override;
+  Result<ReviewTicket> get(const std::string& id) override;
+  Result<std::vector<ReviewTicket>> list(const std::string& status, size_t limit) override;
+  Result<ReviewTicket> answer(const std::string& id, const std::string& text,
+                              const std::string& reviewer, int64_t now_ms) override;
+  Result<ReviewTicket> reject(const std::string& id, const std::string& note,
+                              const std::string& reviewer, int64_t now_ms) override;
+  Result<size_t> count(const std::string& status) override;
 
  private:
   Result<ReviewTicket> resolve(const std::string& id, std::string_view new_status,

@@ -1,31 +1,59 @@
-// The routing memory: hits, misses, expiry, replacement, isolation, and lookup latency.
+// The routing memory: hits, misses, expiry, replacement, isolation, and lookup latency. Every
+// case runs against both backends (names end in /sqlite and /redis); the Redis ones use a
+// redis-server that the test starts itself (redis_server.h), each test under its own prefix.
 
 #include "store/consistency_memory.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <latch>
 #include <limits>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "redis_server.h"
+#include "store/redis_consistency_memory.h"
 #include "temp_dir.h"
 
 namespace tandem::store {
 namespace {
 
+using testing::connect_client;
+using testing::shared_redis_server;
+using testing::StoreBackend;
 using testing::TempDir;
+using testing::unique_prefix;
 
 constexpr int64_t kMinute = 60'000;
 
-class ConsistencyMemoryTest : public ::testing::Test {
+class ConsistencyMemoryTest : public ::testing::TestWithParam<StoreBackend> {
  protected:
   void SetUp() override {
-    auto db = Database::open(":memory:");
-    ASSERT_TRUE(db) << db.error().message;
-    db_ = *db;
-    memory_ = std::make_unique<ConsistencyMemory>(db_);
+    if (GetParam() == StoreBackend::kSqlite) {
+      auto db = Database::open(":memory:");
+      ASSERT_TRUE(db) << db.error().message;
+      memory_ = std::make_unique<SqliteConsistencyMemory>(*db);
+    } else {
+      ASSERT_TRUE(shared_redis_server().ok()) << shared_redis_server().problem();
+      prefix_ = unique_prefix();
+      memory_ = open_handle();
+      ASSERT_TRUE(memory_);
+    }
+    ASSERT_STREQ(memory_->backend(), GetParam() == StoreBackend::kSqlite ? "sqlite" : "redis");
+  }
+
+  // Redis: another replica's handle on the same memory (a client of its own).
+  std::unique_ptr<ConsistencyMemory> open_handle() {
+    auto client = connect_client(shared_redis_server(), prefix_);
+    if (!client) {
+      ADD_FAILURE() << client.error().message;
+      return nullptr;
+    }
+    return std::make_unique<RedisConsistencyMemory>(*client);
   }
 
   // The remembered route, or a route with tier "miss" (or "error: …").
@@ -48,16 +76,20 @@ class ConsistencyMemoryTest : public ::testing::Test {
     ASSERT_TRUE(status) << status.error().message;
   }
 
-  std::shared_ptr<Database> db_;
+  std::string prefix_;
   std::unique_ptr<ConsistencyMemory> memory_;
 };
 
-TEST_F(ConsistencyMemoryTest, MissWhenNothingRemembered) {
+INSTANTIATE_TEST_SUITE_P(Backends, ConsistencyMemoryTest,
+                         ::testing::Values(StoreBackend::kSqlite, StoreBackend::kRedis),
+                         testing::backend_name);
+
+TEST_P(ConsistencyMemoryTest, MissWhenNothingRemembered) {
   EXPECT_EQ(find("acme", {1, 2, 3, 4}, 0).tier, "miss");
   EXPECT_EQ(find("acme", {}, 0).tier, "miss");
 }
 
-TEST_F(ConsistencyMemoryTest, HitOnAnySharedKeyAndCountsHits) {
+TEST_P(ConsistencyMemoryTest, HitOnAnySharedKeyAndCountsHits) {
   remember("acme", {10, 11, 12, 13}, "cloud", 1000, kMinute, "complex maths");
   RememberedRoute route = find("acme", {99, 12, 98, 97}, 2000);
   EXPECT_EQ(route.tier, "cloud");
@@ -72,14 +104,14 @@ TEST_F(ConsistencyMemoryTest, HitOnAnySharedKeyAndCountsHits) {
   EXPECT_EQ(find("acme", {1, 2, 3, 4}, 2000).tier, "miss");
 }
 
-TEST_F(ConsistencyMemoryTest, ExpiresAtItsExpiryTime) {
+TEST_P(ConsistencyMemoryTest, ExpiresAtItsExpiryTime) {
   remember("acme", {5}, "edge", 1000, 500);
   EXPECT_EQ(find("acme", {5}, 1499).tier, "edge");
   EXPECT_EQ(find("acme", {5}, 1500).tier, "miss");
   EXPECT_EQ(find("acme", {5}, 99999).tier, "miss");
 }
 
-TEST_F(ConsistencyMemoryTest, NewerDecisionReplacesOlderAndResetsHits) {
+TEST_P(ConsistencyMemoryTest, NewerDecisionReplacesOlderAndResetsHits) {
   remember("acme", {5, 6}, "edge", 1000);
   EXPECT_EQ(find("acme", {5}, 1100).hits, 1);
   remember("acme", {5}, "cloud", 2000, kMinute, "escalated");
@@ -91,7 +123,7 @@ TEST_F(ConsistencyMemoryTest, NewerDecisionReplacesOlderAndResetsHits) {
   EXPECT_EQ(find("acme", {6}, 2100).tier, "edge");  // other keys keep their route
 }
 
-TEST_F(ConsistencyMemoryTest, OlderDecisionArrivingLateDoesNotOverwrite) {
+TEST_P(ConsistencyMemoryTest, OlderDecisionArrivingLateDoesNotOverwrite) {
   remember("acme", {5}, "cloud", 2000);
   remember("acme", {5}, "edge", 1000);  // a slower request decided earlier
   EXPECT_EQ(find("acme", {5}, 2100).tier, "cloud");
@@ -99,7 +131,7 @@ TEST_F(ConsistencyMemoryTest, OlderDecisionArrivingLateDoesNotOverwrite) {
   EXPECT_EQ(find("acme", {5}, 2100).tier, "human");
 }
 
-TEST_F(ConsistencyMemoryTest, LatestDecidedWinsAcrossKeys) {
+TEST_P(ConsistencyMemoryTest, LatestDecidedWinsAcrossKeys) {
   remember("acme", {1}, "edge", 1000);
   remember("acme", {2}, "human", 3000);
   remember("acme", {3}, "cloud", 2000);
@@ -111,7 +143,7 @@ TEST_F(ConsistencyMemoryTest, LatestDecidedWinsAcrossKeys) {
   EXPECT_EQ(find("acme", {1, 4}, 4000).tier, "edge");
 }
 
-TEST_F(ConsistencyMemoryTest, KeysWithTheTopBitSetRoundTrip) {
+TEST_P(ConsistencyMemoryTest, KeysWithTheTopBitSetRoundTrip) {
   const std::vector<uint64_t> keys = {0xffffffffffffffffull, 0x8000000000000000ull,
                                       0x7fffffffffffffffull, 0};
   for (uint64_t key : keys) {
@@ -126,7 +158,7 @@ TEST_F(ConsistencyMemoryTest, KeysWithTheTopBitSetRoundTrip) {
   EXPECT_EQ(find("acme", {0xfffffffffffffffeull}, 1001).tier, "miss");
 }
 
-TEST_F(ConsistencyMemoryTest, ClientsAreIsolated) {
+TEST_P(ConsistencyMemoryTest, ClientsAreIsolated) {
   remember("alice", {42}, "cloud", 1000);
   remember("", {43}, "edge", 1000);
   EXPECT_EQ(find("bob", {42}, 1001).tier, "miss");
@@ -138,7 +170,7 @@ TEST_F(ConsistencyMemoryTest, ClientsAreIsolated) {
   EXPECT_EQ(find("bob", {42}, 2001).tier, "edge");
 }
 
-TEST_F(ConsistencyMemoryTest, ForgetDropsOnlyThatClient) {
+TEST_P(ConsistencyMemoryTest, ForgetDropsOnlyThatClient) {
   remember("alice", {1, 2}, "cloud", 1000);
   remember("bob", {1}, "edge", 1000);
   ASSERT_TRUE(memory_->forget("alice"));
@@ -147,7 +179,7 @@ TEST_F(ConsistencyMemoryTest, ForgetDropsOnlyThatClient) {
   ASSERT_TRUE(memory_->forget("nobody"));
 }
 
-TEST_F(ConsistencyMemoryTest, PruneDeletesOnlyExpiredRows) {
+TEST_P(ConsistencyMemoryTest, PruneDeletesOnlyExpiredRows) {
   remember("alice", {1, 2}, "cloud", 1000, 100);  // expires at 1100
   remember("bob", {1}, "edge", 1000, 1000);       // expires at 2000
   auto pruned = memory_->prune_expired(1100);
@@ -162,14 +194,14 @@ TEST_F(ConsistencyMemoryTest, PruneDeletesOnlyExpiredRows) {
   EXPECT_EQ(*rest, 1u);
 }
 
-TEST_F(ConsistencyMemoryTest, HugeTtlSaturatesInsteadOfOverflowing) {
+TEST_P(ConsistencyMemoryTest, HugeTtlSaturatesInsteadOfOverflowing) {
   remember("acme", {1}, "edge", 1000, std::numeric_limits<int64_t>::max());
   RememberedRoute route = find("acme", {1}, std::numeric_limits<int64_t>::max() - 1);
   EXPECT_EQ(route.tier, "edge");
   EXPECT_EQ(route.expires_at_ms, std::numeric_limits<int64_t>::max());
 }
 
-TEST_F(ConsistencyMemoryTest, RefusesBadArguments) {
+TEST_P(ConsistencyMemoryTest, RefusesBadArguments) {
   EXPECT_EQ(memory_->remember("acme", {1}, "gpu", "", 0, kMinute).error().code,
             ErrorCode::kInvalidArgument);
   EXPECT_EQ(memory_->remember("acme", {1}, "edge", "", 0, 0).error().code,
@@ -185,7 +217,7 @@ TEST_F(ConsistencyMemoryTest, RefusesBadArguments) {
   EXPECT_TRUE(memory_->remember("acme", {}, "edge", "", 0, kMinute));
 }
 
-TEST_F(ConsistencyMemoryTest, AcceptsTheMaximumKeyCountWithDuplicates) {
+TEST_P(ConsistencyMemoryTest, AcceptsTheMaximumKeyCountWithDuplicates) {
   std::vector<uint64_t> keys(kMaxClusterKeys);
   for (size_t i = 0; i < keys.size(); ++i) {
     keys[i] = i % 5;  // duplicates are harmless
@@ -195,21 +227,59 @@ TEST_F(ConsistencyMemoryTest, AcceptsTheMaximumKeyCountWithDuplicates) {
   EXPECT_EQ(find("acme", {4}, 1001).tier, "human");
 }
 
+// Lookups from many threads (and, for Redis, from several replicas' connections) each count
+// exactly one hit: the find-and-bump is atomic.
+TEST_P(ConsistencyMemoryTest, ConcurrentLookupsCountEveryHit) {
+  remember("acme", {1, 2}, "cloud", 1000);
+  std::vector<std::unique_ptr<ConsistencyMemory>> replicas;
+  std::vector<ConsistencyMemory*> handles = {memory_.get()};
+  if (GetParam() == StoreBackend::kRedis) {
+    for (int i = 0; i < 3; ++i) {
+      replicas.push_back(open_handle());
+      ASSERT_TRUE(replicas.back());
+      handles.push_back(replicas.back().get());
+    }
+  }
+  constexpr int kThreads = 8;
+  constexpr int kLookups = 25;
+  std::latch start(kThreads);
+  std::atomic<int> hits = 0;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      ConsistencyMemory& memory = *handles[static_cast<size_t>(t) % handles.size()];
+      start.arrive_and_wait();
+      for (int i = 0; i < kLookups; ++i) {
+        auto found = memory.lookup("acme", {9, 1}, 2000);
+        if (!found || !found->has_value()) {
+          ADD_FAILURE() << (found ? "miss" : found.error().message);
+          return;
+        }
+        ++hits;
+      }
+    });
+  }
+  for (auto& thread : threads) {
+    thread.join();
+  }
+  EXPECT_EQ(hits.load(), kThreads * kLookups);
+  EXPECT_EQ(find("acme", {1}, 2001).hits, kThreads * kLookups + 1);
+}
+
 // Times lookups on a warm database: a request-path budget of tens of microseconds. Prints the
 // numbers; asserts only a bound far above them, since CI machines vary.
-void measure_lookups(ConsistencyMemory& memory, const char* label) {
-  constexpr int kRoutes = 2000;
-  for (int i = 0; i < kRoutes; ++i) {
+void measure_lookups(ConsistencyMemory& memory, const char* label, int routes = 2000,
+                     int lookups = 5000) {
+  for (int i = 0; i < routes; ++i) {
     const uint64_t base = static_cast<uint64_t>(i) * 4;
     ASSERT_TRUE(memory.remember("client" + std::to_string(i % 10),
                                 {base, base + 1, base + 2, base + 3}, "edge", "r", 1000, kMinute));
   }
-  constexpr int kLookups = 5000;
   using Clock = std::chrono::steady_clock;
   auto time = [&](uint64_t offset) {
     const auto start = Clock::now();
-    for (int i = 0; i < kLookups; ++i) {
-      const uint64_t base = static_cast<uint64_t>(i % kRoutes) * 4 + offset;
+    for (int i = 0; i < lookups; ++i) {
+      const uint64_t base = static_cast<uint64_t>(i % routes) * 4 + offset;
       auto found = memory.lookup("client" + std::to_string(i % 10),
                                  {base + 100000, base + 200000, base + 300000, base}, 2000);
       if (!found) {
@@ -217,7 +287,7 @@ void measure_lookups(ConsistencyMemory& memory, const char* label) {
         break;
       }
     }
-    return std::chrono::duration<double, std::micro>(Clock::now() - start).count() / kLookups;
+    return std::chrono::duration<double, std::micro>(Clock::now() - start).count() / lookups;
   };
   const double hit_us = time(0);
   const double miss_us = time(1000000);
@@ -229,7 +299,7 @@ void measure_lookups(ConsistencyMemory& memory, const char* label) {
 TEST(ConsistencyMemoryLatency, LookupIsFastInMemory) {
   auto db = Database::open(":memory:");
   ASSERT_TRUE(db);
-  ConsistencyMemory memory(*db);
+  SqliteConsistencyMemory memory(*db);
   measure_lookups(memory, ":memory:");
 }
 
@@ -238,8 +308,17 @@ TEST(ConsistencyMemoryLatency, LookupIsFastOnAFile) {
   ASSERT_TRUE(dir.ok());
   auto db = Database::open(dir.file("tandem.db"));
   ASSERT_TRUE(db) << db.error().message;
-  ConsistencyMemory memory(*db);
+  SqliteConsistencyMemory memory(*db);
   measure_lookups(memory, "file");
+}
+
+// A round trip per lookup on loopback: fewer of them, to stay fast.
+TEST(ConsistencyMemoryLatency, LookupIsFastOnRedis) {
+  ASSERT_TRUE(shared_redis_server().ok()) << shared_redis_server().problem();
+  auto client = connect_client(shared_redis_server(), unique_prefix());
+  ASSERT_TRUE(client) << client.error().message;
+  RedisConsistencyMemory memory(*client);
+  measure_lookups(memory, "redis", 500, 1000);
 }
 
 }  // namespace

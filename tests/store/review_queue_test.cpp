@@ -1,4 +1,6 @@
-// The review queue: ticket life cycle, validation, ordering, and races between reviewers.
+// The review queue: ticket life cycle, validation, ordering, and races between reviewers. Every
+// case runs against both backends (names end in /sqlite and /redis); the Redis ones use a
+// redis-server that the test starts itself (redis_server.h), each test under its own prefix.
 
 #include "store/review_queue.h"
 
@@ -11,12 +13,18 @@
 
 #include <gtest/gtest.h>
 
+#include "redis_server.h"
+#include "store/redis_review_queue.h"
 #include "temp_dir.h"
 
 namespace tandem::store {
 namespace {
 
+using testing::connect_client;
+using testing::shared_redis_server;
+using testing::StoreBackend;
 using testing::TempDir;
+using testing::unique_prefix;
 
 NewTicket sample_ticket(const std::string& prompt) {
   NewTicket ticket;
@@ -32,13 +40,20 @@ NewTicket sample_ticket(const std::string& prompt) {
   return ticket;
 }
 
-class ReviewQueueTest : public ::testing::Test {
+class ReviewQueueTest : public ::testing::TestWithParam<StoreBackend> {
  protected:
   void SetUp() override {
-    auto db = Database::open(":memory:");
-    ASSERT_TRUE(db) << db.error().message;
-    db_ = *db;
-    queue_ = std::make_unique<ReviewQueue>(db_);
+    if (GetParam() == StoreBackend::kSqlite) {
+      auto db = Database::open(":memory:");
+      ASSERT_TRUE(db) << db.error().message;
+      queue_ = std::make_unique<SqliteReviewQueue>(*db);
+    } else {
+      ASSERT_TRUE(shared_redis_server().ok()) << shared_redis_server().problem();
+      auto client = connect_client(shared_redis_server(), unique_prefix());
+      ASSERT_TRUE(client) << client.error().message;
+      queue_ = std::make_unique<RedisReviewQueue>(*client);
+    }
+    ASSERT_STREQ(queue_->backend(), GetParam() == StoreBackend::kSqlite ? "sqlite" : "redis");
   }
 
   std::string create(const std::string& prompt, int64_t now_ms) {
@@ -53,11 +68,14 @@ class ReviewQueueTest : public ::testing::Test {
     return n ? *n : SIZE_MAX;
   }
 
-  std::shared_ptr<Database> db_;
   std::unique_ptr<ReviewQueue> queue_;
 };
 
-TEST_F(ReviewQueueTest, CreateThenGetRoundTripsEveryField) {
+INSTANTIATE_TEST_SUITE_P(Backends, ReviewQueueTest,
+                         ::testing::Values(StoreBackend::kSqlite, StoreBackend::kRedis),
+                         testing::backend_name);
+
+TEST_P(ReviewQueueTest, CreateThenGetRoundTripsEveryField) {
   NewTicket input = sample_ticket("what is 2+2?");
   input.client = "";  // anonymous
   auto created = queue_->create(input, 1764478201123);
@@ -83,7 +101,7 @@ TEST_F(ReviewQueueTest, CreateThenGetRoundTripsEveryField) {
   EXPECT_EQ(got->reviewer, "");
 }
 
-TEST_F(ReviewQueueTest, TextRoundTripsByteForByte) {
+TEST_P(ReviewQueueTest, TextRoundTripsByteForByte) {
   NewTicket input = sample_ticket("x");
   input.prompt_text = std::string("naïve 日本語 'quoted' \"double\" ; DROP TABLE x; --\n") +
                       std::string(1, '\0') + "after nul";
@@ -98,7 +116,7 @@ TEST_F(ReviewQueueTest, TextRoundTripsByteForByte) {
   EXPECT_EQ(got->draft_tier, "");
 }
 
-TEST_F(ReviewQueueTest, IdsAreWellFormedAndUnique) {
+TEST_P(ReviewQueueTest, IdsAreWellFormedAndUnique) {
   std::set<std::string> ids;
   for (int i = 0; i < 500; ++i) {
     std::string id = create("q", i);
@@ -110,7 +128,7 @@ TEST_F(ReviewQueueTest, IdsAreWellFormedAndUnique) {
   EXPECT_EQ(ids.size(), 500u);
 }
 
-TEST_F(ReviewQueueTest, UnknownIdIsNotFoundAndNamed) {
+TEST_P(ReviewQueueTest, UnknownIdIsNotFoundAndNamed) {
   const std::string id = "rev_000000000000000000000000";
   auto got = queue_->get(id);
   ASSERT_FALSE(got);
@@ -122,7 +140,7 @@ TEST_F(ReviewQueueTest, UnknownIdIsNotFoundAndNamed) {
   EXPECT_EQ(queue_->reject(id, "x", "alice", 1).error().code, ErrorCode::kNotFound);
 }
 
-TEST_F(ReviewQueueTest, MalformedIdsAreRefusedBeforeQuerying) {
+TEST_P(ReviewQueueTest, MalformedIdsAreRefusedBeforeQuerying) {
   const std::string good = create("q", 1);
   const std::vector<std::string> bad = {
       "",
@@ -150,7 +168,7 @@ TEST_F(ReviewQueueTest, MalformedIdsAreRefusedBeforeQuerying) {
   EXPECT_EQ(count("pending"), 1u);  // nothing was touched
 }
 
-TEST_F(ReviewQueueTest, AnswerFlow) {
+TEST_P(ReviewQueueTest, AnswerFlow) {
   const std::string id = create("what is 2+2?", 1000);
   auto answered = queue_->answer(id, "4", "alice", 5000);
   ASSERT_TRUE(answered) << answered.error().message;
@@ -171,7 +189,7 @@ TEST_F(ReviewQueueTest, AnswerFlow) {
   EXPECT_EQ(count(""), 1u);
 }
 
-TEST_F(ReviewQueueTest, RejectFlow) {
+TEST_P(ReviewQueueTest, RejectFlow) {
   const std::string id = create("how do I pick a lock?", 1000);
   auto rejected = queue_->reject(id, "we do not answer this", "bob", 2000);
   ASSERT_TRUE(rejected) << rejected.error().message;
@@ -186,7 +204,7 @@ TEST_F(ReviewQueueTest, RejectFlow) {
   EXPECT_EQ(without_note->answer, "");
 }
 
-TEST_F(ReviewQueueTest, SecondAnswerIsRefusedAndSaysWhoAnsweredWhen) {
+TEST_P(ReviewQueueTest, SecondAnswerIsRefusedAndSaysWhoAnsweredWhen) {
   const std::string id = create("q", 1000);
   ASSERT_TRUE(queue_->answer(id, "first", "alice", 1764478201123));
   auto again = queue_->answer(id, "second", "bob", 1764478300000);
@@ -204,7 +222,7 @@ TEST_F(ReviewQueueTest, SecondAnswerIsRefusedAndSaysWhoAnsweredWhen) {
   EXPECT_EQ(got->reviewer, "alice");
 }
 
-TEST_F(ReviewQueueTest, AnswerAfterRejectIsRefused) {
+TEST_P(ReviewQueueTest, AnswerAfterRejectIsRefused) {
   const std::string id = create("q", 1000);
   ASSERT_TRUE(queue_->reject(id, "no", "bob", 2000));
   auto answered = queue_->answer(id, "yes", "alice", 3000);
@@ -213,7 +231,7 @@ TEST_F(ReviewQueueTest, AnswerAfterRejectIsRefused) {
             "ticket " + id + " was already rejected by bob at 1970-01-01T00:00:02.000Z");
 }
 
-TEST_F(ReviewQueueTest, EmptyAnswerOrReviewerIsRefused) {
+TEST_P(ReviewQueueTest, EmptyAnswerOrReviewerIsRefused) {
   const std::string id = create("q", 1000);
   for (const std::string text : {"", "   ", "\n\t "}) {
     auto answered = queue_->answer(id, text, "alice", 2000);
@@ -227,7 +245,7 @@ TEST_F(ReviewQueueTest, EmptyAnswerOrReviewerIsRefused) {
   EXPECT_EQ(queue_->get(id)->status, "pending");
 }
 
-TEST_F(ReviewQueueTest, ListIsNewestFirstWithFilterAndLimit) {
+TEST_P(ReviewQueueTest, ListIsNewestFirstWithFilterAndLimit) {
   const std::string a = create("a", 1000);
   const std::string b = create("b", 3000);
   const std::string c = create("c", 2000);
@@ -264,7 +282,7 @@ TEST_F(ReviewQueueTest, ListIsNewestFirstWithFilterAndLimit) {
   EXPECT_TRUE(none->empty());
 }
 
-TEST_F(ReviewQueueTest, ListAndCountRefuseBadArguments) {
+TEST_P(ReviewQueueTest, ListAndCountRefuseBadArguments) {
   EXPECT_EQ(queue_->list("", 0).error().code, ErrorCode::kInvalidArgument);
   EXPECT_EQ(queue_->list("", 1001).error().code, ErrorCode::kInvalidArgument);
   EXPECT_TRUE(queue_->list("", 1));
@@ -274,7 +292,7 @@ TEST_F(ReviewQueueTest, ListAndCountRefuseBadArguments) {
   EXPECT_EQ(queue_->count("Pending").error().code, ErrorCode::kInvalidArgument);
 }
 
-TEST_F(ReviewQueueTest, OversizedFieldsAreRefusedNotTruncated) {
+TEST_P(ReviewQueueTest, OversizedFieldsAreRefusedNotTruncated) {
   NewTicket big = sample_ticket("q");
   big.request_json.assign(kMaxTicketRequestBytes, 'x');
   ASSERT_TRUE(queue_->create(big, 1));  // exactly at the limit is fine
@@ -335,40 +353,74 @@ void race_answers(const std::vector<ReviewQueue*>& queues, const std::string& id
   EXPECT_EQ(ticket->answer, "answer " + ticket->reviewer.substr(8));
 }
 
-TEST(ReviewQueueConcurrency, ConcurrentAnswersExactlyOneWins) {
-  TempDir dir;
-  ASSERT_TRUE(dir.ok());
-  auto db = Database::open(dir.file("tandem.db"));
-  ASSERT_TRUE(db) << db.error().message;
-  ReviewQueue queue(*db);
+// Independent handles on one store, each with a connection of its own: the gateway and the
+// CLI on one SQLite file, or gateway replicas on one Redis (one RedisClient each).
+class ReviewQueueConcurrency : public ::testing::TestWithParam<StoreBackend> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == StoreBackend::kSqlite) {
+      ASSERT_TRUE(dir_.ok());
+    } else {
+      ASSERT_TRUE(shared_redis_server().ok()) << shared_redis_server().problem();
+      prefix_ = unique_prefix();
+    }
+  }
+
+  // A new handle on the test's store; null (and a failure) when it cannot be opened.
+  std::unique_ptr<ReviewQueue> open_handle() {
+    if (GetParam() == StoreBackend::kSqlite) {
+      auto db = Database::open(dir_.file("tandem.db"));
+      if (!db) {
+        ADD_FAILURE() << db.error().message;
+        return nullptr;
+      }
+      return std::make_unique<SqliteReviewQueue>(*db);
+    }
+    auto client = connect_client(shared_redis_server(), prefix_);
+    if (!client) {
+      ADD_FAILURE() << client.error().message;
+      return nullptr;
+    }
+    return std::make_unique<RedisReviewQueue>(*client);
+  }
+
+  TempDir dir_;
+  std::string prefix_;
+};
+
+INSTANTIATE_TEST_SUITE_P(Backends, ReviewQueueConcurrency,
+                         ::testing::Values(StoreBackend::kSqlite, StoreBackend::kRedis),
+                         testing::backend_name);
+
+TEST_P(ReviewQueueConcurrency, ConcurrentAnswersExactlyOneWins) {
+  auto queue = open_handle();
+  ASSERT_TRUE(queue);
   for (int round = 0; round < 5; ++round) {
-    auto ticket = queue.create(sample_ticket("race"), round);
+    auto ticket = queue->create(sample_ticket("race"), round);
     ASSERT_TRUE(ticket);
-    race_answers({&queue}, ticket->id);
+    race_answers({queue.get()}, ticket->id);
   }
 }
 
-TEST(ReviewQueueConcurrency, ConcurrentAnswersAcrossConnectionsExactlyOneWins) {
-  TempDir dir;
-  ASSERT_TRUE(dir.ok());
-  auto gateway = Database::open(dir.file("tandem.db"));
-  auto cli = Database::open(dir.file("tandem.db"));
-  ASSERT_TRUE(gateway && cli);
-  ReviewQueue gateway_queue(*gateway);
-  ReviewQueue cli_queue(*cli);
+TEST_P(ReviewQueueConcurrency, ConcurrentAnswersAcrossConnectionsExactlyOneWins) {
+  std::vector<std::unique_ptr<ReviewQueue>> handles;
+  std::vector<ReviewQueue*> queues;
+  for (int i = 0; i < 4; ++i) {
+    handles.push_back(open_handle());
+    ASSERT_TRUE(handles.back());
+    queues.push_back(handles.back().get());
+  }
   for (int round = 0; round < 5; ++round) {
-    auto ticket = gateway_queue.create(sample_ticket("race"), round);
+    auto ticket = queues[0]->create(sample_ticket("race"), round);
     ASSERT_TRUE(ticket);
-    race_answers({&gateway_queue, &cli_queue}, ticket->id);
+    race_answers(queues, ticket->id);
   }
 }
 
-TEST(ReviewQueueConcurrency, ConcurrentCreatesAreAllStoredWithUniqueIds) {
-  TempDir dir;
-  ASSERT_TRUE(dir.ok());
-  auto db = Database::open(dir.file("tandem.db"));
-  ASSERT_TRUE(db) << db.error().message;
-  ReviewQueue queue(*db);
+TEST_P(ReviewQueueConcurrency, ConcurrentCreatesAreAllStoredWithUniqueIds) {
+  auto handle = open_handle();
+  ASSERT_TRUE(handle);
+  ReviewQueue& queue = *handle;
   constexpr int kThreads = 8;
   constexpr int kPerThread = 50;
   std::latch start(kThreads);

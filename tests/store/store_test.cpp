@@ -100,19 +100,19 @@ TEST(StoreDatabase, NothingIsLostAcrossRestarts) {
   {
     auto db = Database::open(path);
     ASSERT_TRUE(db) << db.error().message;
-    ReviewQueue queue(*db);
+    SqliteReviewQueue queue(*db);
     auto pending = queue.create(sample_ticket("first"), 1000);
     auto answered = queue.create(sample_ticket("second"), 2000);
     ASSERT_TRUE(pending && answered);
     pending_id = pending->id;
     answered_id = answered->id;
     ASSERT_TRUE(queue.answer(answered_id, "42", "alice", 3000));
-    ConsistencyMemory memory(*db);
+    SqliteConsistencyMemory memory(*db);
     ASSERT_TRUE(memory.remember("acme", {7, 0xfedcba9876543210ull}, "cloud", "long", 1000, 60000));
   }  // the last reference closes the database, as a restart would
   auto db = Database::open(path);
   ASSERT_TRUE(db) << db.error().message;
-  ReviewQueue queue(*db);
+  SqliteReviewQueue queue(*db);
   auto pending = queue.get(pending_id);
   ASSERT_TRUE(pending) << pending.error().message;
   EXPECT_EQ(pending->status, "pending");
@@ -123,7 +123,7 @@ TEST(StoreDatabase, NothingIsLostAcrossRestarts) {
   EXPECT_EQ(answered->answer, "42");
   EXPECT_EQ(answered->reviewer, "alice");
   EXPECT_EQ(answered->updated_at_ms, 3000);
-  ConsistencyMemory memory(*db);
+  SqliteConsistencyMemory memory(*db);
   auto route = memory.lookup("acme", {0xfedcba9876543210ull}, 2000);
   ASSERT_TRUE(route);
   ASSERT_TRUE(route->has_value());
@@ -234,8 +234,8 @@ TEST(StoreDatabase, TwoHandlesOnOneFileSeeEachOthersWrites) {
   auto gateway = Database::open(path);
   auto cli = Database::open(path);
   ASSERT_TRUE(gateway && cli);
-  ReviewQueue gateway_queue(*gateway);
-  ReviewQueue cli_queue(*cli);
+  SqliteReviewQueue gateway_queue(*gateway);
+  SqliteReviewQueue cli_queue(*cli);
   auto ticket = gateway_queue.create(sample_ticket("hello"), 1000);
   ASSERT_TRUE(ticket);
   ASSERT_TRUE(cli_queue.answer(ticket->id, "hi", "bob", 2000));
