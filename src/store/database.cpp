@@ -133,6 +133,29 @@ CREATE TABLE shadow_traffic (
   PRIMARY KEY (kind, hour_ms)
 ) WITHOUT ROWID;
 )sql",
+    // 3 -> 4: the audit of what was sent to which cloud (store/audit_log.h), and the model
+    // identities and time to first token on every trace.
+    R"sql(
+CREATE TABLE cloud_audit (
+  id INTEGER PRIMARY KEY,
+  unix_ms INTEGER NOT NULL,
+  request_id TEXT NOT NULL,
+  client TEXT NOT NULL,
+  upstream TEXT NOT NULL,
+  model TEXT NOT NULL,
+  purpose TEXT NOT NULL,
+  bytes INTEGER NOT NULL,
+  sha256 TEXT NOT NULL,
+  content_mode TEXT NOT NULL CHECK (content_mode IN ('none', 'redacted', 'full')),
+  content TEXT NOT NULL,
+  redactions INTEGER NOT NULL,
+  redacted_detectors TEXT NOT NULL
+);
+CREATE INDEX cloud_audit_by_time ON cloud_audit (unix_ms);
+ALTER TABLE traces ADD COLUMN edge_sha256 TEXT NOT NULL DEFAULT '';
+ALTER TABLE traces ADD COLUMN cloud_upstream TEXT NOT NULL DEFAULT '';
+ALTER TABLE traces ADD COLUMN ttft_ms REAL NOT NULL DEFAULT 0;
+)sql",
 };
 
 ErrorCode code_for(int rc) {

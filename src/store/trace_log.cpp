@@ -24,8 +24,8 @@ constexpr const char* kColumns =
     "confidence_mean_margin, confidence_combined, confidence_threshold, escalated, cost_edge, "
     "cost_cloud, cost_all_cloud, prompt_tokens, edge_tokens, cloud_tokens, latency_ms, "
     "data_left_device, edge_model, cloud_model, ticket, edge_answer_hash, edge_good, "
-    "label_source";
-constexpr int kColumnCount = 40;
+    "label_source, edge_sha256, cloud_upstream, ttft_ms";
+constexpr int kColumnCount = 43;
 
 const std::string& insert_sql() {
   static const std::string sql = [] {
@@ -113,6 +113,8 @@ Status validate(const TraceRecord& r) {
       {&r.hints.pattern, "hints.pattern"},
       {&r.edge_model, "edge_model"},
       {&r.cloud_model, "cloud_model"},
+      {&r.edge_sha256, "edge_sha256"},
+      {&r.cloud_upstream, "cloud_upstream"},
       {&r.ticket, "ticket"},
       {&r.edge_answer_hash, "edge_answer_hash"}};
   for (const auto& [value, field] : names) {
@@ -146,6 +148,7 @@ Status validate(const TraceRecord& r) {
       {r.cost_cloud, "cost_cloud"},
       {r.cost_all_cloud.value_or(0.0), "cost_all_cloud"},
       {r.latency_ms, "latency_ms"},
+      {r.ttft_ms, "ttft_ms"},
       {c.mean_logprob, "confidence.mean_logprob"},
       {c.min_logprob, "confidence.min_logprob"},
       {c.mean_entropy, "confidence.mean_entropy"},
@@ -278,6 +281,9 @@ void bind_row(Statement& stmt, const TraceRecord& r) {
     null();
   }
   text(r.label_source);
+  text(r.edge_sha256);
+  text(r.cloud_upstream);
+  real(r.ttft_ms);
 }
 
 Result<TraceRecord> read_row(const Statement& stmt) {
@@ -352,6 +358,9 @@ Result<TraceRecord> read_row(const Statement& stmt) {
   }
   ++i;
   r.label_source = stmt.column_text(i++);
+  r.edge_sha256 = stmt.column_text(i++);
+  r.cloud_upstream = stmt.column_text(i++);
+  r.ttft_ms = stmt.column_double(i++);
   return r;
 }
 

@@ -88,7 +88,10 @@ struct TraceRecord {
   double latency_ms = 0.0;
   bool data_left_device = false;
   std::string edge_model;        // the edge model's name
+  std::string edge_sha256;       // the edge model file's sha256: its version
   std::string cloud_model;       // the cloud upstream's model name
+  std::string cloud_upstream;    // the upstream that answered, "" when none did
+  double ttft_ms = 0.0;          // time to the first token the client received
   std::string ticket;            // review ticket id, "" when none
   std::string edge_answer_hash;  // answer_hash() of the edge's answer; "" when it wrote none
   // The label: whether the edge's answer was good, and who said so: "verification" (the P3

@@ -24,8 +24,9 @@ uint64_t prune_interval(const TraceWriter::Options& options) {
 
 }  // namespace
 
-TraceWriter::TraceWriter(std::shared_ptr<TraceLog> log, Options options)
-    : log_(std::move(log)), options_(options) {
+TraceWriter::TraceWriter(std::shared_ptr<TraceLog> log, Options options,
+                         std::shared_ptr<AuditLog> audit)
+    : log_(std::move(log)), audit_(std::move(audit)), options_(options) {
   options_.prune_every = prune_interval(options);
   thread_ = std::thread([this] { run(); });
 }
@@ -49,6 +50,13 @@ bool TraceWriter::enqueue(Item item) {
 }
 
 bool TraceWriter::submit(TraceRecord record) {
+  return enqueue(std::move(record));
+}
+
+bool TraceWriter::submit_audit(AuditRecord record) {
+  if (!audit_) {
+    return false;
+  }
   return enqueue(std::move(record));
 }
 
@@ -154,7 +162,16 @@ void TraceWriter::write(std::deque<Item>& batch) {
         log_event(LogLevel::kWarn, "traces", "write_failed", {{"message", status.error().message}});
       }
     }
-    if (!batch.empty()) {
+    if (!batch.empty() && std::holds_alternative<AuditRecord>(batch.front())) {
+      const AuditRecord audit = std::get<AuditRecord>(std::move(batch.front()));
+      batch.pop_front();
+      if (auto id = audit_->append(audit); id) {
+        ++audits_since_prune_;
+      } else {
+        ++failed;
+        log_event(LogLevel::kWarn, "audit", "write_failed", {{"message", id.error().message}});
+      }
+    } else if (!batch.empty()) {
       const ReviewLabel label = std::get<ReviewLabel>(std::move(batch.front()));
       batch.pop_front();
       auto labelled = log_->label_by_ticket_hash(label.ticket, label.answer_hash);
@@ -166,7 +183,7 @@ void TraceWriter::write(std::deque<Item>& batch) {
     }
   }
   since_prune_ += written;
-  if (since_prune_ >= options_.prune_every) {
+  if (since_prune_ >= options_.prune_every || audits_since_prune_ >= options_.prune_every) {
     prune();
   }
   {
@@ -180,6 +197,12 @@ void TraceWriter::write(std::deque<Item>& batch) {
 
 void TraceWriter::prune() {
   since_prune_ = 0;
+  if (audit_) {
+    audits_since_prune_ = 0;
+    if (auto deleted = audit_->prune(options_.max_audit_rows); !deleted) {
+      log_event(LogLevel::kWarn, "audit", "prune_failed", {{"message", deleted.error().message}});
+    }
+  }
   auto deleted = log_->prune(options_.max_rows);
   if (!deleted) {
     log_event(LogLevel::kWarn, "traces", "prune_failed", {{"message", deleted.error().message}});

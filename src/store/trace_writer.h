@@ -21,6 +21,7 @@
 #include <thread>
 #include <variant>
 
+#include "store/audit_log.h"
 #include "store/trace_log.h"
 
 namespace tandem::store {
@@ -33,9 +34,12 @@ class TraceWriter {
     // Retention runs after this many rows were written since the last run (and at close);
     // 0: max_rows / 10, at least 1 and at most 10,000.
     uint64_t prune_every = 0;
+    uint64_t max_audit_rows = 100000;  // retention of the cloud audit
   };
 
-  TraceWriter(std::shared_ptr<TraceLog> log, Options options);
+  // `audit` may be null: submit_audit() then drops what it is given.
+  TraceWriter(std::shared_ptr<TraceLog> log, Options options,
+              std::shared_ptr<AuditLog> audit = nullptr);
   ~TraceWriter();
   TraceWriter(const TraceWriter&) = delete;
   TraceWriter& operator=(const TraceWriter&) = delete;
@@ -46,6 +50,8 @@ class TraceWriter {
   // Queues a review label (TraceLog::label_by_ticket), applied after every record submitted
   // before it. The answer is hashed here; its text is not kept.
   bool submit_review_label(const std::string& ticket, std::string_view answer_text);
+  // Queues a row of the cloud audit (store/audit_log.h).
+  bool submit_audit(AuditRecord record);
 
   // Blocks until everything submitted before the call has been written (or has failed).
   void flush();
@@ -61,7 +67,7 @@ class TraceWriter {
     std::string ticket;
     std::string answer_hash;
   };
-  using Item = std::variant<TraceRecord, ReviewLabel>;
+  using Item = std::variant<TraceRecord, ReviewLabel, AuditRecord>;
 
   bool enqueue(Item item);
   void run();
@@ -70,6 +76,7 @@ class TraceWriter {
   void report_drops(bool force);
 
   std::shared_ptr<TraceLog> log_;
+  std::shared_ptr<AuditLog> audit_;
   Options options_;
 
   mutable std::mutex mutex_;
@@ -86,6 +93,7 @@ class TraceWriter {
 
   // Used by the writer thread only.
   uint64_t since_prune_ = 0;
+  uint64_t audits_since_prune_ = 0;
   uint64_t drops_reported_ = 0;
   std::chrono::steady_clock::time_point last_drop_report_{};
 

@@ -1,0 +1,143 @@
+#include "store/audit_log.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+namespace tandem::store {
+namespace {
+
+constexpr const char* kInsertSql =
+    "INSERT INTO cloud_audit (unix_ms, request_id, client, upstream, model, purpose, bytes, "
+    "sha256, content_mode, content, redactions, redacted_detectors) VALUES "
+    "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)";
+constexpr const char* kSelectSql =
+    "SELECT id, unix_ms, request_id, client, upstream, model, purpose, bytes, sha256, "
+    "content_mode, content, redactions, redacted_detectors FROM cloud_audit WHERE unix_ms >= ?1 "
+    "AND unix_ms < ?2 AND (?3 = '' OR upstream = ?3) ORDER BY id DESC LIMIT ?4";
+constexpr const char* kPruneSql =
+    "DELETE FROM cloud_audit WHERE id <= "
+    "(SELECT id FROM cloud_audit ORDER BY id DESC LIMIT 1 OFFSET ?1)";
+
+bool one_of(const std::string& value, std::initializer_list<const char*> allowed) {
+  return std::any_of(allowed.begin(), allowed.end(),
+                     [&](const char* option) { return value == option; });
+}
+
+Status validate(const AuditRecord& r) {
+  if (!one_of(r.purpose, {"answer", "verify", "continue", "shadow", "canary"})) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "audit purpose must be answer, verify, continue, shadow or canary, not '" +
+                          r.purpose + "'");
+  }
+  if (!one_of(r.content_mode, {"none", "redacted", "full"})) {
+    return make_error(
+        ErrorCode::kInvalidArgument,
+        "audit content_mode must be none, redacted or full, not '" + r.content_mode + "'");
+  }
+  if (r.content.size() > kMaxAuditContentBytes) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "audit content is " + std::to_string(r.content.size()) +
+                          " bytes; the limit is " + std::to_string(kMaxAuditContentBytes));
+  }
+  return {};
+}
+
+}  // namespace
+
+AuditLog::AuditLog(std::shared_ptr<Database> db) : db_(std::move(db)) {}
+
+Result<int64_t> AuditLog::append(const AuditRecord& r) {
+  if (Status status = validate(r); !status) {
+    return status.error();
+  }
+  Connection connection = db_->acquire();
+  auto stmt = connection.prepare(kInsertSql);
+  if (!stmt) {
+    return stmt.error();
+  }
+  stmt->bind(1, r.unix_ms);
+  stmt->bind(2, r.request_id);
+  stmt->bind(3, r.client);
+  stmt->bind(4, r.upstream);
+  stmt->bind(5, r.model);
+  stmt->bind(6, r.purpose);
+  stmt->bind(7, r.bytes);
+  stmt->bind(8, r.sha256);
+  stmt->bind(9, r.content_mode);
+  stmt->bind(10, r.content);
+  stmt->bind(11, r.redactions);
+  stmt->bind(12, nlohmann::json(r.redacted_detectors).dump());
+  if (Status status = stmt->run(); !status) {
+    return status.error();
+  }
+  return connection.query_int64("SELECT last_insert_rowid()");
+}
+
+Result<std::vector<AuditRecord>> AuditLog::read(const AuditQuery& query) {
+  if (query.limit < 1 || query.limit > 10000) {
+    return make_error(ErrorCode::kInvalidArgument, "audit limit must be between 1 and 10000");
+  }
+  Connection connection = db_->acquire();
+  auto stmt = connection.prepare(kSelectSql);
+  if (!stmt) {
+    return stmt.error();
+  }
+  stmt->bind(1, query.since_ms);
+  stmt->bind(2, query.until_ms);
+  stmt->bind(3, query.upstream);
+  stmt->bind(4, static_cast<int64_t>(query.limit));
+  std::vector<AuditRecord> out;
+  Status status = stmt->each_row([&](const Statement& row) {
+    AuditRecord r;
+    r.id = row.column_int64(0);
+    r.unix_ms = row.column_int64(1);
+    r.request_id = row.column_text(2);
+    r.client = row.column_text(3);
+    r.upstream = row.column_text(4);
+    r.model = row.column_text(5);
+    r.purpose = row.column_text(6);
+    r.bytes = row.column_int64(7);
+    r.sha256 = row.column_text(8);
+    r.content_mode = row.column_text(9);
+    r.content = row.column_text(10);
+    r.redactions = row.column_int64(11);
+    const auto detectors = nlohmann::json::parse(row.column_text(12), nullptr, false);
+    if (detectors.is_array()) {
+      for (const auto& d : detectors) {
+        if (d.is_string()) {
+          r.redacted_detectors.push_back(d.get<std::string>());
+        }
+      }
+    }
+    out.push_back(std::move(r));
+  });
+  if (!status) {
+    return status.error();
+  }
+  return out;
+}
+
+Result<size_t> AuditLog::count() {
+  Connection connection = db_->acquire();
+  auto n = connection.query_int64("SELECT count(*) FROM cloud_audit");
+  if (!n) {
+    return n.error();
+  }
+  return static_cast<size_t>(*n);
+}
+
+Result<size_t> AuditLog::prune(uint64_t max_rows) {
+  Connection connection = db_->acquire();
+  auto stmt = connection.prepare(kPruneSql);
+  if (!stmt) {
+    return stmt.error();
+  }
+  stmt->bind(
+      1, static_cast<int64_t>(std::min<uint64_t>(max_rows, std::numeric_limits<int64_t>::max())));
+  if (Status status = stmt->run(); !status) {
+    return status.error();
+  }
+  return static_cast<size_t>(connection.changes());
+}
+
+}  // namespace tandem::store

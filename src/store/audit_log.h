@@ -1,0 +1,69 @@
+#pragma once
+// The audit of what left the device: one row per request the gateway sent to a cloud upstream
+// (the answer itself, a P3 verification, a token-level continuation, a shadow or canary
+// query). It says where the data went (upstream, model), why (purpose), how much (bytes) and
+// exactly what (the body's sha256, and — per operations.audit.content — the body itself, with
+// every privacy detector's match masked, or as sent). An operator proves with it that
+// regulated data never left, and sees what did.
+//
+// Thread-safety: every method may be called from any thread; the Database serialises them.
+// The gateway appends from TraceWriter's thread, never from the request path.
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "store/database.h"
+
+namespace tandem::store {
+
+inline constexpr size_t kMaxAuditContentBytes = 8u << 20;  // larger bodies are cut, and say so
+
+struct AuditRecord {
+  int64_t id = 0;  // assigned by append(); increasing
+  int64_t unix_ms = 0;
+  std::string request_id;  // the client's response id; "" for canary queries
+  std::string client;      // API key name, X-Tandem-Client or `user`; "" anonymous
+  std::string upstream;    // the upstream's configured name
+  std::string model;       // the model name sent to it
+  // "answer", "verify", "continue", "shadow" or "canary".
+  std::string purpose;
+  int64_t bytes = 0;                            // size of the request body as sent
+  std::string sha256;                           // of the body as sent
+  std::string content_mode;                     // "none", "redacted" or "full"
+  std::string content;                          // the body per content_mode; "" for "none"
+  int64_t redactions = 0;                       // values masked in `content`
+  std::vector<std::string> redacted_detectors;  // which detectors matched, once each
+
+  bool operator==(const AuditRecord&) const = default;
+};
+
+struct AuditQuery {
+  int64_t since_ms = 0;
+  int64_t until_ms = std::numeric_limits<int64_t>::max();
+  std::string upstream;  // "" for all
+  size_t limit = 100;    // 1..10,000
+};
+
+class AuditLog {
+ public:
+  explicit AuditLog(std::shared_ptr<Database> db);
+
+  // kInvalidArgument naming the field for an unknown purpose or content mode, or content over
+  // kMaxAuditContentBytes. Returns the id assigned.
+  Result<int64_t> append(const AuditRecord& record);
+  // Newest first.
+  Result<std::vector<AuditRecord>> read(const AuditQuery& query);
+  Result<size_t> count();
+  // Retention: deletes the oldest rows beyond the newest `max_rows`; returns how many.
+  Result<size_t> prune(uint64_t max_rows);
+
+ private:
+  std::shared_ptr<Database> db_;
+};
+
+}  // namespace tandem::store
