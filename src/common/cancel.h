@@ -58,4 +58,19 @@ class CancelSignal {
   std::vector<std::function<void()>> actions_;  // guarded by mutex_
 };
 
+// Registers a cancel action for as long as it lives: the action's target (a timer, an
+// exchange) goes away with it.
+class CancelRegistration {
+ public:
+  CancelRegistration(CancelSignal& signal, std::function<void()> action)
+      : signal_(signal), id_(signal.on_cancel(std::move(action))) {}
+  ~CancelRegistration() { signal_.remove(id_); }
+  CancelRegistration(const CancelRegistration&) = delete;
+  CancelRegistration& operator=(const CancelRegistration&) = delete;
+
+ private:
+  CancelSignal& signal_;
+  size_t id_;
+};
+
 }  // namespace tandem

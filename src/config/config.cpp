@@ -482,6 +482,103 @@ void parse_routing(Section s, RoutingConfig& out) {
   s.finish();
 }
 
+void parse_store(Section s, StoreConfig& out) {
+  s.get("replica", out.replica);
+  Section redis = s.section("redis");
+  redis.get("url", out.redis.url);
+  if (!out.redis.url.empty() && out.redis.url.rfind("redis://", 0) != 0 &&
+      out.redis.url.rfind("unix://", 0) != 0) {
+    redis.fail(redis.node()["url"], "store.redis.url",
+               "must start with redis:// or unix://, not '" + out.redis.url + "'");
+  }
+  if (out.redis.url.find('@') != std::string::npos) {
+    redis.fail(redis.node()["url"], "store.redis.url",
+               "secrets are not written in the config; use password_env or password_file");
+  }
+  out.redis.password = read_secret(redis, "password", false);
+  redis.get("prefix", out.redis.prefix);
+  redis.get<uint32_t>("connect_timeout_ms", out.redis.connect_timeout_ms, 1, 600000);
+  redis.get<uint32_t>("command_timeout_ms", out.redis.command_timeout_ms, 1, 600000);
+  redis.finish();
+  s.finish();
+}
+
+void parse_operations(Section s, OperationsConfig& out) {
+  s.get("metrics", out.metrics);
+  s.get("dashboard", out.dashboard);
+  s.get("log_prompts", out.log_prompts);
+
+  Section audit = s.section("audit");
+  audit.get("enabled", out.audit.enabled);
+  audit.get("content", out.audit.content);
+  one_of(audit, "content", out.audit.content, {"none", "redacted", "full"});
+  audit.get<uint64_t>("max_rows", out.audit.max_rows, 1, uint64_t{1} << 40);
+  audit.finish();
+
+  Section device = s.section("device");
+  DeviceMonitorConfig& d = out.device;
+  device.get("enabled", d.enabled);
+  device.get("sysfs_root", d.sysfs_root);
+  device.get<uint32_t>("interval_ms", d.interval_ms, 100, 3600000);
+  device.get("max_temp_c", d.max_temp_c, -50.0, 200.0);
+  device.get("resume_temp_c", d.resume_temp_c, -50.0, 200.0);
+  if (d.resume_temp_c >= d.max_temp_c) {
+    device.fail(device.node()["resume_temp_c"], "operations.device.resume_temp_c",
+                "must be below max_temp_c (" + std::to_string(d.max_temp_c) + ")");
+  }
+  device.get("on_battery_throttles", d.on_battery_throttles);
+  device.get("min_battery_percent", d.min_battery_percent, 0.0, 100.0);
+  device.get("min_throughput_ratio", d.min_throughput_ratio, 0.01, 1.0);
+  device.get("resume_throughput_ratio", d.resume_throughput_ratio, 0.01, 1.0);
+  if (d.resume_throughput_ratio < d.min_throughput_ratio) {
+    device.fail(
+        device.node()["resume_throughput_ratio"], "operations.device.resume_throughput_ratio",
+        "must be at least min_throughput_ratio (" + std::to_string(d.min_throughput_ratio) + ")");
+  }
+  device.get("baseline_tokens_per_s", d.baseline_tokens_per_s, 0.0, 1e9);
+  device.get("when_throttled", d.when_throttled);
+  one_of(device, "when_throttled", d.when_throttled, {"cloud", "none"});
+  device.finish();
+
+  Section canary = s.section("canary");
+  canary.get("enabled", out.canary.enabled);
+  canary.get<uint32_t>("interval_s", out.canary.interval_s, 1, 7 * 24 * 3600);
+  canary.get("prompts", out.canary.prompts);
+  for (const auto& prompt : out.canary.prompts) {
+    if (prompt.empty() || prompt.size() > 4096) {
+      canary.fail(canary.node()["prompts"], "operations.canary.prompts",
+                  "each prompt must be 1 to 4096 bytes");
+    }
+  }
+  canary.get<uint32_t>("max_tokens", out.canary.max_tokens, 1, 4096);
+  canary.get("min_agreement", out.canary.min_agreement, 0.0, 1.0);
+  canary.get("max_agreement_drop", out.canary.max_agreement_drop, 0.0, 1.0);
+  canary.finish();
+
+  Section version = s.section("version");
+  version.get("min_edge_version", out.version.min_edge_version);
+  version.get("allowed_edge_sha256", out.version.allowed_edge_sha256);
+  for (const auto& sha : out.version.allowed_edge_sha256) {
+    const bool hex = !sha.empty() && sha.find_first_not_of("0123456789abcdef") == std::string::npos;
+    if (!hex || sha.size() < 12 || sha.size() > 64) {
+      version.fail(version.node()["allowed_edge_sha256"], "operations.version.allowed_edge_sha256",
+                   "'" + sha + "' is not 12 to 64 lower-case hex digits of a sha256");
+    }
+  }
+  version.finish();
+
+  Section gaming = s.section("gaming");
+  gaming.get("enabled", out.gaming.enabled);
+  gaming.get<uint32_t>("window_s", out.gaming.window_s, 1, 30u * 24 * 3600);
+  gaming.get<uint32_t>("min_requests", out.gaming.min_requests, 1, 1u << 30);
+  gaming.get<uint32_t>("min_population", out.gaming.min_population, 1, 1u << 30);
+  gaming.get("psi_threshold", out.gaming.psi_threshold, 0.0, 100.0);
+  gaming.get("p_value", out.gaming.p_value, 0.0, 1.0);
+  gaming.get("escalation_cap", out.gaming.escalation_cap, 0.0, 1.0);
+  gaming.finish();
+  s.finish();
+}
+
 void parse_root(const YAML::Node& root, const std::string& source, GatewayConfig& config) {
   Section top(root, "", source);
   parse_server(top.section("server"), config.server);
@@ -508,6 +605,8 @@ void parse_root(const YAML::Node& root, const std::string& source, GatewayConfig
   }
   cloud_section.finish();
   parse_routing(top.section("routing"), config.routing);
+  parse_store(top.section("store"), config.store);
+  parse_operations(top.section("operations"), config.operations);
   top.finish();
 
   if (!config.edge.enabled && config.upstreams.empty()) {

@@ -219,11 +219,90 @@ struct RoutingConfig {
   TracesConfig traces;
 };
 
+// Redis as the shared store of several gateway replicas (docs/OPERATIONS.md): the review
+// queue, the consistency memory, circuit states and fleet counters. Empty url: SQLite only.
+struct RedisConfig {
+  std::string url;       // redis://host:port[/db] or unix:///path.sock
+  std::string password;  // resolved from password_env / password_file
+  std::string prefix = "tandem:";
+  uint32_t connect_timeout_ms = 2000;
+  uint32_t command_timeout_ms = 2000;
+};
+
+struct StoreConfig {
+  RedisConfig redis;
+  std::string replica;  // this replica's name in shared state; empty: host name and pid
+};
+
+// What the gateway records of the requests it sent to a cloud upstream (the audit of what left
+// the device): "none" keeps the destination, size and sha256 only; "redacted" also the body
+// with every privacy detector's match masked; "full" the body as sent.
+struct AuditConfig {
+  bool enabled = true;
+  std::string content = "redacted";
+  uint64_t max_rows = 100000;
+};
+
+// Thermal, battery and decode-throughput monitoring of the device the edge runs on.
+struct DeviceMonitorConfig {
+  bool enabled = true;
+  std::string sysfs_root = "/sys";
+  uint32_t interval_ms = 5000;
+  double max_temp_c = 85.0;
+  double resume_temp_c = 80.0;
+  bool on_battery_throttles = false;
+  double min_battery_percent = 15.0;
+  double min_throughput_ratio = 0.6;
+  double resume_throughput_ratio = 0.75;
+  double baseline_tokens_per_s = 0.0;  // 0: learned from the first generations
+  // What a throttled edge means for routing: "cloud" sends work that may leave the device to
+  // the cloud; "none" only reports it.
+  std::string when_throttled = "cloud";
+};
+
+// Canary prompts answered by both tiers at an interval: edge-cloud agreement over time.
+struct CanaryConfig {
+  bool enabled = false;
+  uint32_t interval_s = 300;
+  std::vector<std::string> prompts;  // empty: the built-in set
+  uint32_t max_tokens = 32;
+  double min_agreement = 0.6;
+  double max_agreement_drop = 0.2;
+};
+
+struct VersionPolicy {
+  std::string min_edge_version;  // the edge GGUF's general.version must be at least this
+  std::vector<std::string> allowed_edge_sha256;  // empty: any; entries may be prefixes
+};
+
+struct GamingConfig {
+  bool enabled = true;
+  uint32_t window_s = 3600;
+  uint32_t min_requests = 30;
+  uint32_t min_population = 100;
+  double psi_threshold = 0.25;
+  double p_value = 0.001;
+  double escalation_cap = 0.0;  // 0: flag only
+};
+
+struct OperationsConfig {
+  bool metrics = true;       // GET /metrics
+  bool dashboard = true;     // GET /
+  bool log_prompts = false;  // the decision log line carries the last user message
+  AuditConfig audit;
+  DeviceMonitorConfig device;
+  CanaryConfig canary;
+  VersionPolicy version;
+  GamingConfig gaming;
+};
+
 struct GatewayConfig {
   ServerConfig server;
   EdgeConfig edge;
   std::vector<UpstreamConfig> upstreams;
   RoutingConfig routing;
+  StoreConfig store;
+  OperationsConfig operations;
   std::string source = "(defaults)";  // where it was loaded from, for messages
 };
 

@@ -42,6 +42,7 @@ ModelIdentity identity_from_header(const std::string& path, uint64_t file_size,
   id.file_size_bytes = file_size;
   id.sha256 = std::move(sha256);
   id.architecture = header.get_string("general.architecture").value_or("unknown");
+  id.version = header.get_string("general.version").value_or("");
   id.name = header.get_string("general.name").value_or(std::filesystem::path(path).stem().string());
   const std::string& arch = id.architecture;
   id.context_length = header.get_uint(arch + ".context_length").value_or(0);

@@ -13,6 +13,7 @@ namespace tandem::engine {
 struct ModelIdentity {
   std::string path;
   std::string name;          // general.name, or the file name without extension
+  std::string version;       // general.version ("" when the file has none)
   std::string architecture;  // general.architecture, e.g. "llama"
   uint64_t parameter_count = 0;
   std::string quantization;  // llama.cpp's name of the file type, e.g. "Q4_0", "all F32"

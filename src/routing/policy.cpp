@@ -189,6 +189,16 @@ Decision decide(const config::RoutingConfig& config, const RouteSignals& signals
                     " ms <= " + std::to_string(config.edge_latency_budget_ms) +
                     " ms: only the edge answers that fast");
   }
+  if (signals.escalation_capped) {
+    return make(Tier::kEdge, Pattern::kEdge, "gaming.capped",
+                "client '" + hints.client +
+                    "' is flagged for routing gaming and has reached its escalation cap: the edge "
+                    "answers");
+  }
+  if (health.edge_throttled) {
+    return make(Tier::kCloud, Pattern::kCloud, "device.throttled",
+                "the device is throttled (" + health.throttle_reason + "): the cloud answers");
+  }
 
   // 4. The consistency memory: similar queries of this client keep their tier.
   if (signals.remembered && hints.pattern.empty() &&

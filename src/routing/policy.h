@@ -69,6 +69,9 @@ struct RouteSignals {
   QueryKind kind = QueryKind::kOpen;    // for per-kind cascade calibration and shadow reports
   double complexity = 0.0;              // P(the cloud is needed), from the classifier
   std::optional<RememberedTier> remembered;
+  // Routing gaming (telemetry/gaming_monitor.h): the client is flagged and already at its
+  // escalation cap, so nothing of its request is escalated to the cloud by choice.
+  bool escalation_capped = false;
 };
 
 struct HealthSnapshot {
@@ -77,6 +80,10 @@ struct HealthSnapshot {
   bool cloud_configured = true;
   bool cloud_online = true;
   std::string cloud_problem;
+  // The device is throttled (heat, battery, slow decoding) and operations.device.when_throttled
+  // moves work that may leave the device to the cloud.
+  bool edge_throttled = false;
+  std::string throttle_reason;
 };
 
 struct Decision {

@@ -42,6 +42,7 @@ bool CircuitBreaker::allow() {
 void CircuitBreaker::record_success() {
   std::lock_guard lock(mutex_);
   state_ = CircuitState::kClosed;
+  held_by_peer_ = false;
   failures_ = 0;
   trial_in_flight_ = false;
 }
@@ -52,6 +53,7 @@ void CircuitBreaker::record_failure() {
   if (state_locked() == CircuitState::kHalfOpen || failures_ >= policy_.failure_threshold) {
     state_ = CircuitState::kOpen;
     opened_at_ = now_();
+    held_by_peer_ = false;
   }
   trial_in_flight_ = false;
 }
@@ -59,6 +61,28 @@ void CircuitBreaker::record_failure() {
 void CircuitBreaker::record_abandoned() {
   std::lock_guard lock(mutex_);
   trial_in_flight_ = false;
+}
+
+void CircuitBreaker::hold_open(std::chrono::milliseconds remaining) {
+  if (remaining.count() <= 0) {
+    return;
+  }
+  std::lock_guard lock(mutex_);
+  const auto cooldown = std::chrono::milliseconds(policy_.cooldown_ms);
+  const auto until = now_() + remaining;
+  if (state_locked() == CircuitState::kOpen && opened_at_ + cooldown >= until) {
+    return;
+  }
+  // Opened "at" the moment that makes the cooldown end exactly at `until`.
+  state_ = CircuitState::kOpen;
+  opened_at_ = until - cooldown;
+  trial_in_flight_ = false;
+  held_by_peer_ = true;
+}
+
+bool CircuitBreaker::held_by_peer() const {
+  std::lock_guard lock(mutex_);
+  return held_by_peer_ && state_locked() == CircuitState::kOpen;
 }
 
 CircuitState CircuitBreaker::state() const {

@@ -37,6 +37,14 @@ class CircuitBreaker {
   // The request ended without a verdict (cancelled by our side): frees a half-open trial.
   void record_abandoned();
 
+  // Another gateway replica opened this upstream's circuit (shared state): hold it open for
+  // `remaining`, after which one trial goes as usual. A circuit open for longer already is
+  // left alone.
+  void hold_open(std::chrono::milliseconds remaining);
+  // Open because of a peer's hold_open(), not this replica's own failures (so a replica does
+  // not re-announce what it was told).
+  bool held_by_peer() const;
+
   CircuitState state() const;
   int consecutive_failures() const;
   // Time until an open circuit lets a trial through (0 when not open).
@@ -52,6 +60,7 @@ class CircuitBreaker {
   int failures_ = 0;                            // guarded by mutex_
   Clock::time_point opened_at_{};               // guarded by mutex_
   bool trial_in_flight_ = false;                // guarded by mutex_
+  bool held_by_peer_ = false;                   // guarded by mutex_
 };
 
 }  // namespace tandem::upstream

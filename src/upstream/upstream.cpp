@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/log.h"
+#include "net/sleep.h"
 #include "net/sse.h"
 
 namespace tandem::upstream {
@@ -45,31 +46,6 @@ std::string error_message_of(const std::string& body) {
   return body.substr(0, 200);
 }
 
-// Removes a cancel action when the exchange it points to goes away.
-class CancelRegistration {
- public:
-  CancelRegistration(CancelSignal& signal, std::function<void()> action)
-      : signal_(signal), id_(signal.on_cancel(std::move(action))) {}
-  ~CancelRegistration() { signal_.remove(id_); }
-  CancelRegistration(const CancelRegistration&) = delete;
-  CancelRegistration& operator=(const CancelRegistration&) = delete;
-
- private:
-  CancelSignal& signal_;
-  size_t id_;
-};
-
-// Sleeps, waking early (returning false) when `cancel` fires.
-net::awaitable<bool> sleep_for(milliseconds duration, CancelSignal& cancel) {
-  auto executor = co_await net::asio::this_coro::executor;
-  auto timer = std::make_shared<net::asio::steady_timer>(executor, duration);
-  CancelRegistration registration(
-      cancel, [timer, executor] { net::asio::post(executor, [timer] { timer->cancel(); }); });
-  boost::system::error_code ec;
-  co_await timer->async_wait(net::asio::redirect_error(net::use_awaitable, ec));
-  co_return !cancel.cancelled();
-}
-
 }  // namespace
 
 Result<CloudEvent> parse_cloud_chunk(const std::string& data, ApiKind kind, bool whole) {
@@ -83,6 +59,9 @@ Result<CloudEvent> parse_cloud_chunk(const std::string& data, ApiKind kind, bool
                       "the upstream reported an error mid-stream: " + error_message_of(data));
   }
   CloudEvent event;
+  if (const auto model = json.find("model"); model != json.end() && model->is_string()) {
+    event.model = model->get<std::string>();
+  }
   const auto choices = json.find("choices");
   if (choices != json.end() && choices->is_array() && !choices->empty()) {
     const auto& choice = (*choices)[0];
@@ -211,6 +190,9 @@ net::awaitable<std::optional<UpstreamFailure>> Upstream::attempt(const CloudRequ
     body["stream_options"] = {{"include_usage", true}};
   }
   http_request.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (request.on_send) {
+    request.on_send(http_request.body);
+  }
   http_request.headers["Accept"] = request.stream ? "text/event-stream" : "application/json";
   if (!config_.api_key.empty()) {
     http_request.headers["Authorization"] = "Bearer " + config_.api_key;
@@ -383,7 +365,7 @@ net::awaitable<std::optional<UpstreamFailure>> Upstream::complete(const CloudReq
         http.retry_after->count() > static_cast<int64_t>(config_.retry.max_retry_after_ms)) {
       co_return failure;  // waiting that long is worse than the next upstream
     }
-    if (!co_await sleep_for(backoff(attempt_no, http), cancel)) {
+    if (!co_await net::sleep_for(backoff(attempt_no, http), cancel)) {
       co_return make_failure(config_.name, Kind::kCancelled, "cancelled");
     }
   }
@@ -423,7 +405,7 @@ net::awaitable<void> Upstream::probe_forever(CancelSignal& stop) {
     if (!ok) {
       set_last_error(problem);
     }
-    if (!co_await sleep_for(milliseconds(config_.health.interval_ms), stop)) {
+    if (!co_await net::sleep_for(milliseconds(config_.health.interval_ms), stop)) {
       co_return;
     }
   }

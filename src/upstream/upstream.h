@@ -31,6 +31,9 @@ struct CloudRequest {
   // Stream from the upstream (the client streams) or take one JSON answer (it does not: one
   // parse instead of one per token, and the whole answer can still be retried elsewhere).
   bool stream = true;
+  // Called with the exact body of every attempt, just before it is sent (the gateway's audit of
+  // what left the device). May be empty.
+  std::function<void(const std::string& body)> on_send;
 };
 
 struct CloudUsage {
@@ -44,6 +47,7 @@ struct CloudEvent {
   nlohmann::json logprobs;  // the chunk's choices[0].logprobs as sent, or null
   std::optional<std::string> finish_reason;
   std::optional<CloudUsage> usage;
+  std::string model;  // the model the upstream says answered ("" when the chunk names none)
 };
 
 struct UpstreamFailure {
@@ -91,6 +95,9 @@ class Upstream {
 
   UpstreamStatus status() const;
   bool online() const { return online_.load(); }
+  // Shared circuit state (several replicas): see CircuitBreaker::hold_open / held_by_peer.
+  void hold_circuit_open(std::chrono::milliseconds remaining) { breaker_.hold_open(remaining); }
+  bool circuit_held_by_peer() const { return breaker_.held_by_peer(); }
 
  private:
   Upstream(config::UpstreamConfig config, Endpoint endpoint, std::unique_ptr<net::ssl::context> tls,

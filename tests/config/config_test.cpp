@@ -225,5 +225,64 @@ TEST(ConfigTest, MissingFileIsNotFound) {
   EXPECT_EQ(config.error().code, ErrorCode::kNotFound);
 }
 
+TEST(ConfigTest, ReadsTheOperationsAndStoreSections) {
+  ::setenv("TANDEM_TEST_REDIS_PASSWORD", "s3cret", 1);
+  auto config = parse_config(R"(
+store:
+  replica: gw-1
+  redis:
+    url: redis://127.0.0.1:6390/2
+    password_env: TANDEM_TEST_REDIS_PASSWORD
+    prefix: "prod:"
+operations:
+  metrics: false
+  log_prompts: true
+  audit: {content: none, max_rows: 50}
+  device: {sysfs_root: /tmp/fake-sys, max_temp_c: 70, resume_temp_c: 65, when_throttled: none}
+  canary: {enabled: true, interval_s: 60, prompts: ["2+2?"], min_agreement: 0.8}
+  version: {min_edge_version: "1.2", allowed_edge_sha256: [0123456789abcdef]}
+  gaming: {window_s: 600, min_requests: 10, escalation_cap: 0.3}
+)",
+                             "test.yaml");
+  ASSERT_TRUE(config) << config.error().message;
+  EXPECT_EQ(config->store.replica, "gw-1");
+  EXPECT_EQ(config->store.redis.url, "redis://127.0.0.1:6390/2");
+  EXPECT_EQ(config->store.redis.password, "s3cret");
+  EXPECT_EQ(config->store.redis.prefix, "prod:");
+  const auto& ops = config->operations;
+  EXPECT_FALSE(ops.metrics);
+  EXPECT_TRUE(ops.dashboard);
+  EXPECT_TRUE(ops.log_prompts);
+  EXPECT_EQ(ops.audit.content, "none");
+  EXPECT_EQ(ops.audit.max_rows, 50u);
+  EXPECT_EQ(ops.device.sysfs_root, "/tmp/fake-sys");
+  EXPECT_DOUBLE_EQ(ops.device.max_temp_c, 70.0);
+  EXPECT_EQ(ops.device.when_throttled, "none");
+  EXPECT_TRUE(ops.canary.enabled);
+  EXPECT_EQ(ops.canary.prompts, std::vector<std::string>{"2+2?"});
+  EXPECT_EQ(ops.version.min_edge_version, "1.2");
+  EXPECT_EQ(ops.gaming.window_s, 600u);
+  EXPECT_DOUBLE_EQ(ops.gaming.escalation_cap, 0.3);
+}
+
+TEST(ConfigTest, OperationsErrorsNameTheKey) {
+  expect_error("operations:\n  device: {when_throttled: edge}\n",
+               "operations.device.when_throttled: must be one of cloud, none, not 'edge'");
+  expect_error("operations:\n  device: {max_temp_c: 70, resume_temp_c: 75}\n",
+               "operations.device.resume_temp_c: must be below max_temp_c");
+  expect_error("operations:\n  audit: {content: everything}\n",
+               "operations.audit.content: must be one of none, redacted, full");
+  expect_error("operations:\n  version: {allowed_edge_sha256: [abc]}\n",
+               "is not 12 to 64 lower-case hex digits");
+  expect_error("operations:\n  gaming: {escalation_cap: 2}\n",
+               "operations.gaming.escalation_cap: must be between 0 and 1");
+  expect_error("operations:\n  metric: true\n", "operations.metric: unknown key");
+  expect_error("store:\n  redis: {url: 'http://x'}\n", "store.redis.url: must start with redis://");
+  expect_error("store:\n  redis: {url: 'redis://:pw@host:6379'}\n",
+               "store.redis.url: secrets are not written in the config");
+  expect_error("store:\n  redis: {url: 'redis://h', password: pw}\n",
+               "secrets are not written in the config");
+}
+
 }  // namespace
 }  // namespace tandem::config

@@ -89,6 +89,11 @@ TEST_P(GoldenPolicy, DecidesAsRecorded) {
     health.cloud_problem = "connection refused";
     health.edge_available = !s["edge"] || s["edge"].as<std::string>() == "available";
     health.edge_problem = "model file missing";
+    if (s["throttled"] && s["throttled"].as<bool>()) {
+      health.edge_throttled = true;
+      health.throttle_reason = "thermal zone at 91 C";
+    }
+    signals.escalation_capped = s["escalation_capped"] && s["escalation_capped"].as<bool>();
     if (const YAML::Node m = s["remembered"]) {
       signals.remembered = RememberedTier{parse_tier(m["tier"].as<std::string>()),
                                           m["reason"].as<std::string>(), 60000};
