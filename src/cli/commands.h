@@ -45,4 +45,7 @@ std::function<int()> add_eval_command(CLI::App& app);
 // Registers `tandem calibrate` (cascade weights and thresholds for a target quality or share).
 std::function<int()> add_calibrate_command(CLI::App& app);
 
+// Registers `tandem status` (a running gateway's status document, GET /v1/tandem/status).
+std::function<int()> add_status_command(CLI::App& app);
+
 }  // namespace tandem::cli

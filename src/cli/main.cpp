@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "common/version.h"
 
 namespace {
 
@@ -13,7 +14,7 @@ int run_cli(int argc, char** argv) {
       "through llama.cpp; frontier models run in the cloud; Tandem decides where each query goes.",
       "tandem"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "tandem 0.1.0");
+  app.set_version_flag("--version", std::string("tandem ") + tandem::kTandemVersion);
 
   const auto run = tandem::cli::add_run_command(app);
   const auto models = tandem::cli::add_models_command(app);
@@ -27,6 +28,7 @@ int run_cli(int argc, char** argv) {
   const auto drift = tandem::cli::add_drift_command(app);
   const auto evaluate = tandem::cli::add_eval_command(app);
   const auto calibrate = tandem::cli::add_calibrate_command(app);
+  const auto status = tandem::cli::add_status_command(app);
 
   try {
     app.parse(argc, argv);
@@ -66,6 +68,9 @@ int run_cli(int argc, char** argv) {
   }
   if (app.got_subcommand("shadow")) {
     return shadow();
+  }
+  if (app.got_subcommand("status")) {
+    return status();
   }
   if (app.got_subcommand("drift")) {
     return drift();

@@ -8,6 +8,7 @@
 #include "server/gateway_traces.h"
 #include "server/gateway_util.h"
 #include "server/patterns.h"
+#include "server/status_api.h"
 
 namespace tandem::server {
 namespace {
@@ -66,15 +67,17 @@ routing::RouteInput route_input(const CompletionRequest& request, const RequestC
   return input;
 }
 
-// One JSON log line per routed request: the decision, never the prompt.
-void trace_decision(const DecisionRecord& record) {
+// One JSON log line per routed request: the decision, never the prompt unless
+// operations.log_prompts asks for it (`prompt` is then the last user message).
+void trace_decision(const DecisionRecord& record, const std::string& prompt) {
   std::vector<std::string> codes;
   if (record.routing.contains("decision")) {
     for (const auto& reason : record.routing["decision"]["reasons"]) {
       codes.push_back(reason["code"].get<std::string>());
     }
   }
-  LogFields fields = {{"tier", record.tier.empty() ? "none" : record.tier},
+  LogFields fields = {{"request_id", record.request_id},
+                      {"tier", record.tier.empty() ? "none" : record.tier},
                       {"tiers", join(record.tiers)},
                       {"pattern", record.pattern},
                       {"reasons", join(codes)},
@@ -86,6 +89,12 @@ void trace_decision(const DecisionRecord& record) {
   }
   if (!record.review.is_null()) {
     fields.emplace_back("ticket", record.review["ticket"].get<std::string>());
+  }
+  if (!record.client.empty()) {
+    fields.emplace_back("client", record.client);
+  }
+  if (!prompt.empty()) {
+    fields.emplace_back("prompt", prompt);
   }
   log_event(LogLevel::kInfo, "routing", "decision", fields);
 }
@@ -115,10 +124,19 @@ Result<std::shared_ptr<Gateway>> Gateway::create(
                                                std::move(edge_problem), std::move(upstreams)));
   gateway->router_ = std::move(router).value();
   gateway->database_ = std::move(database).value();
-  gateway->reviews_ = std::make_unique<store::ReviewQueue>(gateway->database_);
-  gateway->memory_ = std::make_unique<store::ConsistencyMemory>(gateway->database_);
+  gateway->reviews_ = std::make_unique<store::SqliteReviewQueue>(gateway->database_);
+  gateway->memory_ = std::make_unique<store::SqliteConsistencyMemory>(gateway->database_);
+  gateway->stats_ = std::make_unique<GatewayStats>();
+  gateway->monitors_ = std::make_unique<Monitors>(gateway->config_.operations);
+  if (gateway->engine_) {
+    const auto& model = gateway->engine_->model();
+    gateway->monitors_->skew().set_edge({model.name, model.sha256, model.version}, unix_ms());
+  }
   if (Status traces = gateway->start_traces(path); !traces) {
     return traces.error();
+  }
+  if (Status shared = gateway->open_shared_store(); !shared) {
+    return shared.error();
   }
   // Shadow mode's writer gets a connection of its own for a database file, as the trace writer
   // does, so that its transactions never hold the one the request path uses.
@@ -134,6 +152,7 @@ Result<std::shared_ptr<Gateway>> Gateway::create(
   if (gateway->config_.routing.shadow.enabled) {
     gateway->shadow_ = std::make_unique<ShadowMode>(*gateway->shadow_log_);
   }
+  register_scrape_metrics(*gateway);
   return gateway;
 }
 
@@ -143,7 +162,8 @@ Gateway::Gateway(config::GatewayConfig config, std::unique_ptr<engine::Engine> e
     : config_(std::move(config)),
       engine_(std::move(engine)),
       edge_problem_(std::move(edge_problem)),
-      upstreams_(std::move(upstreams)) {
+      upstreams_(std::move(upstreams)),
+      started_unix_ms_(unix_ms()) {
   if (!config_.edge.name.empty()) {
     edge_name_ = config_.edge.name;
   } else if (engine_) {
@@ -173,6 +193,7 @@ void Gateway::start_probes(net::asio::any_io_executor executor) {
   for (const auto& u : upstreams_) {
     net::asio::co_spawn(executor, u->probe_forever(stop_probes_), net::asio::detached);
   }
+  start_monitors(executor);
 }
 
 Gateway::~Gateway() = default;
@@ -205,6 +226,17 @@ routing::HealthSnapshot Gateway::health() const {
   routing::HealthSnapshot h;
   h.edge_available = engine_ != nullptr;
   h.edge_problem = edge_problem_;
+  if (engine_) {
+    // operations.version: an edge model the policy refuses is as good as none.
+    const auto check = monitors_->skew().check_edge();
+    if (!check.allowed) {
+      h.edge_available = false;
+      h.edge_problem = check.problem;
+    }
+    std::string why;
+    h.edge_throttled = monitors_->edge_throttled(&why);
+    h.throttle_reason = why;
+  }
   h.cloud_configured = false;
   h.cloud_online = false;
   std::vector<std::string> problems;
@@ -220,6 +252,7 @@ routing::HealthSnapshot Gateway::health() const {
     }
   }
   h.cloud_problem = join(problems);
+  monitors_->observe_cloud(h.cloud_configured, h.cloud_online, h.cloud_problem, unix_ms());
   return h;
 }
 
@@ -243,6 +276,7 @@ json Gateway::explain_route(const CompletionRequest& request, const RequestConte
 net::awaitable<void> Gateway::execute(CompletionRequest request, RequestContext context,
                                       ResponseSink& sink, CancelSignal& cancel) {
   DecisionRecord record;
+  record.request_id = context.request_id;
   if (engine_) {
     record.edge_model = edge_name_;
     record.edge_sha256 = engine_->model().sha256;
@@ -264,7 +298,8 @@ net::awaitable<void> Gateway::execute(CompletionRequest request, RequestContext 
   bool remember = false;
   routing::QueryKind kind = routing::QueryKind::kOpen;
   double complexity = 0.5;
-  bool failed = false;  // the client got an error
+  bool failed = false;        // the client got an error
+  std::string logged_prompt;  // operations.log_prompts: the last user message
   // routing.traces: filled as the request goes, written at its end.
   store::TraceRecord trace;
   trace.model = request.model;
@@ -275,6 +310,13 @@ net::awaitable<void> Gateway::execute(CompletionRequest request, RequestContext 
     const routing::RouteInput input = route_input(request, context, text);
     routing::RouteSignals signals = router_->signals(input);
     client = input.hints.client;
+    record.client = client;
+    if (config_.operations.log_prompts) {
+      logged_prompt = text.last_user;
+    }
+    if (auto* gaming = monitors_->gaming(); gaming != nullptr && !client.empty()) {
+      signals.escalation_capped = gaming->escalation_capped(client, unix_ms());
+    }
     kind = signals.kind;
     complexity = signals.complexity;
     const routing::HealthSnapshot h = health();
@@ -475,7 +517,7 @@ net::awaitable<void> Gateway::execute(CompletionRequest request, RequestContext 
   }
 
   if (!record.routing.is_null()) {
-    trace_decision(record);
+    trace_decision(record, logged_prompt);
   }
   write_trace(std::move(trace), record, failed);
   if (remember && !cluster_keys.empty() && (record.tier == "edge" || record.tier == "cloud")) {

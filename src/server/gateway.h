@@ -4,6 +4,7 @@
 // HTTP session supplies a ResponseSink and runs execute() on its strand.
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -17,10 +18,13 @@
 #include "net/asio.h"
 #include "routing/router.h"
 #include "server/api_error.h"
+#include "server/gateway_stats.h"
+#include "server/monitors.h"
 #include "server/openai_request.h"
 #include "store/consistency_memory.h"
 #include "store/review_queue.h"
 #include "store/shadow_log.h"
+#include "store/shared_state.h"
 #include "store/trace_writer.h"
 #include "upstream/upstream.h"
 
@@ -72,6 +76,9 @@ struct DecisionRecord {
   nlohmann::json shadow;                // shadow mode: sampled, and the edge's agreement
   // answer_hash() of the edge's answer, for the routing trace (never sent to the client).
   std::string edge_answer_hash;
+  // Who asked, for the audit of what went to the cloud (never sent to the client).
+  std::string request_id;
+  std::string client;
   std::chrono::steady_clock::time_point started_at = std::chrono::steady_clock::now();
 
   void add_tier(const std::string& name);
@@ -147,6 +154,22 @@ class Gateway {
   store::ShadowLog& shadow_log() const { return *shadow_log_; }
   // Shadow mode's machinery (server/gateway_shadow.h); null when routing.shadow is off.
   ShadowMode* shadow() const { return shadow_.get(); }
+  // Metrics and the status page's windows (server/gateway_stats.h).
+  GatewayStats& stats() const { return *stats_; }
+  // The failure-mode monitors (server/monitors.h).
+  Monitors& monitors() const { return *monitors_; }
+  // What replicas share (circuits, counters): Redis when store.redis is set, else this process.
+  store::SharedState& shared() const { return *shared_; }
+  const std::string& replica() const { return replica_; }
+  int64_t started_unix_ms() const { return started_unix_ms_; }
+  // Records a canary run (server/canary.h) in the skew monitor and the metrics.
+  void record_canary(const telemetry::CanaryRun& run);
+  // The routing database's audit of what went to the cloud; null when operations.audit is off.
+  store::AuditLog* audit_log() const { return audit_log_.get(); }
+  // Feeds the shared circuit states both ways (circuits this replica opened go out; circuits
+  // other replicas opened hold this one's upstreams open) — the gateway runs it every second
+  // when a shared store is configured.
+  void sync_shared_circuits(int64_t now_ms);
   ~Gateway();
 
   // Routing traces (routing.traces): a reviewer's answer labels the trace of its ticket (applied
@@ -156,6 +179,9 @@ class Gateway {
   void flush_traces();
 
   std::vector<ModelInfo> models() const;
+  // Tier health as the router sees it now (edge loaded and allowed, throttled, cloud online);
+  // also feeds the offline monitor.
+  routing::HealthSnapshot health() const;
   // Runs one request to the end, writing into `sink`. `cancel` fires when the client leaves.
   net::awaitable<void> execute(CompletionRequest request, RequestContext context,
                                ResponseSink& sink, CancelSignal& cancel);
@@ -163,7 +189,8 @@ class Gateway {
   nlohmann::json explain_route(const CompletionRequest& request, const RequestContext& context,
                                bool detailed) const;
 
-  // Starts health probing of every upstream on `executor` until stop() is called.
+  // Starts health probing of every upstream, device polling, the canaries and the shared
+  // state's sync on `executor` until stop() is called.
   void start_probes(net::asio::any_io_executor executor);
   void stop();
 
@@ -205,24 +232,38 @@ class Gateway {
     std::string finish_reason = "stop";
     upstream::CloudUsage usage;
   };
+  // `purpose` names it in the audit: "answer", "verify", "continue", "shadow" or "canary".
   net::awaitable<std::variant<CloudAnswer, ApiError>> cloud_answer(upstream::ApiKind kind,
                                                                    nlohmann::json body,
                                                                    CancelSignal& cancel,
-                                                                   DecisionRecord& record);
+                                                                   DecisionRecord& record,
+                                                                   const char* purpose = "answer");
   // The cloud model `tandem` uses, and its prices per million tokens (0 when unknown).
   const std::string& cloud_model() const { return config_.routing.cloud_model; }
   void add_cloud_usage(DecisionRecord& record, const upstream::Upstream& u,
                        const std::string& model, const upstream::CloudUsage& usage) const;
+  // The audit hook of a cloud request: CloudRequest::on_send for `record`'s request
+  // (server/cloud_audit.cpp). Null when operations.audit is off.
+  std::function<void(const std::string&)> audit_hook(const DecisionRecord& record,
+                                                     const upstream::Upstream& u,
+                                                     const std::string& model,
+                                                     const char* purpose) const;
+  // The model name an upstream's answer reported, for the skew monitor.
+  void observe_cloud_model(const upstream::Upstream& u, const std::string& reported) const;
 
  private:
   Gateway(config::GatewayConfig config, std::unique_ptr<engine::Engine> engine,
           std::string edge_problem, std::vector<std::unique_ptr<upstream::Upstream>> upstreams);
 
-  routing::HealthSnapshot health() const;
   // Starts the trace writer when routing.traces is on (gateway_traces.cpp).
   Status start_traces(const std::string& database_path);
-  // Completes `trace` from the record and queues it for the trace writer (gateway_traces.cpp).
+  // Completes `trace` from the record, counts the request (stats, gaming monitor) and queues
+  // the trace for the trace writer (gateway_traces.cpp).
   void write_trace(store::TraceRecord trace, const DecisionRecord& record, bool failed);
+  // Opens the shared state (store.redis) and, with it, the Redis review queue and memory.
+  Status open_shared_store();
+  // Spawns device polling, the canaries and the shared-state sync (gateway_operations.cpp).
+  void start_monitors(net::asio::any_io_executor executor);
   // The consistency memory's tier for this client's similar queries, if any.
   std::optional<routing::RememberedTier> remembered_tier(const std::string& client,
                                                          const std::vector<uint64_t>& keys) const;
@@ -236,7 +277,16 @@ class Gateway {
   std::shared_ptr<store::Database> database_;
   std::unique_ptr<store::ReviewQueue> reviews_;
   std::unique_ptr<store::ConsistencyMemory> memory_;
-  std::unique_ptr<store::TraceWriter> traces_;  // null when routing.traces is off
+  std::unique_ptr<store::TraceWriter> traces_;  // null when traces and the audit are off
+  std::shared_ptr<store::AuditLog> audit_log_;  // null when operations.audit is off
+  // Masks what the privacy detectors find in audited bodies (operations.audit.content redacted).
+  std::shared_ptr<const routing::PrivacyScanner> audit_scanner_;
+  std::map<std::string, bool> published_circuits_;  // upstreams whose open circuit we announced
+  std::unique_ptr<store::SharedState> shared_;
+  std::string replica_;
+  int64_t started_unix_ms_ = 0;
+  std::unique_ptr<GatewayStats> stats_;
+  std::unique_ptr<Monitors> monitors_;
   std::unique_ptr<store::ShadowLog> shadow_log_;
   std::unique_ptr<ShadowMode> shadow_;  // after shadow_log_: it writes there until destroyed
   CancelSignal stop_probes_;

@@ -274,6 +274,8 @@ net::awaitable<std::optional<ApiError>> run_speculative(Gateway& gateway, Gatewa
     ~Unlink() { signal.remove(id); }
   } unlink{run.cancel, link};
   DecisionRecord verify_record;  // usage of the verification, merged below
+  verify_record.request_id = run.record.request_id;
+  verify_record.client = run.record.client;
   bool verifying = false;
   auto start_verification = [&](json body) {
     verifying = true;
@@ -281,7 +283,8 @@ net::awaitable<std::optional<ApiError>> run_speculative(Gateway& gateway, Gatewa
         executor,
         [&gateway, verdicts, kind, body = std::move(body), &verify_cancel,
          &verify_record]() -> net::awaitable<void> {
-          auto answer = co_await gateway.cloud_answer(kind, body, verify_cancel, verify_record);
+          auto answer =
+              co_await gateway.cloud_answer(kind, body, verify_cancel, verify_record, "verify");
           verdicts->push(std::move(answer));
         },
         net::asio::detached);
@@ -509,7 +512,8 @@ net::awaitable<std::optional<ApiError>> run_collaborate(Gateway& gateway, Gatewa
     if (!run.request.sampling.stop.empty()) {
       body["stop"] = run.request.sampling.stop;
     }
-    auto answer = co_await gateway.cloud_answer(ApiKind::kCompletion, body, run.cancel, run.record);
+    auto answer = co_await gateway.cloud_answer(ApiKind::kCompletion, body, run.cancel, run.record,
+                                                "continue");
     if (auto* error = std::get_if<ApiError>(&answer)) {
       if (run.cancel.cancelled()) {
         co_return client_gone();

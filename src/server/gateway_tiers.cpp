@@ -140,6 +140,10 @@ net::awaitable<std::variant<engine::CompletionSummary, ApiError>> Gateway::edge_
         request_handle->cancel();
       }
     } else if (auto* summary = std::get_if<engine::CompletionSummary>(&*item)) {
+      // The device's decode speed against its baseline (thermal throttling shows here first).
+      monitors_->throttle().record_decode(
+          summary->decode_tokens_per_second, static_cast<uint32_t>(summary->completion_tokens),
+          static_cast<uint32_t>(engine_->stats().active + 1), unix_ms());
       co_return *summary;
     } else {
       co_return api_error_from(std::get<Error>(*item));
@@ -250,8 +254,10 @@ net::awaitable<std::optional<ApiError>> Gateway::run_cloud(Run& run) {
     cloud.public_model = model;
     cloud.body = request.cloud_body;
     cloud.stream = request.stream;
+    cloud.on_send = audit_hook(record, u, model, "answer");
     record.data_left_device = true;
     std::optional<upstream::CloudUsage> usage;
+    bool model_seen = false;
     std::string finish_reason = "stop";
     // The first content (or the end of an empty answer) fixes the tier and opens the response.
     auto open = [&]() -> net::awaitable<bool> {
@@ -267,6 +273,10 @@ net::awaitable<std::optional<ApiError>> Gateway::run_cloud(Run& run) {
       }
       if (event.finish_reason) {
         finish_reason = *event.finish_reason;
+      }
+      if (!model_seen && !event.model.empty()) {
+        model_seen = true;
+        observe_cloud_model(u, event.model);
       }
       if (event.text.empty() && event.logprobs.is_null()) {
         co_return true;
@@ -315,7 +325,7 @@ net::awaitable<std::optional<ApiError>> Gateway::run_cloud(Run& run) {
 }
 
 net::awaitable<std::variant<Gateway::CloudAnswer, ApiError>> Gateway::cloud_answer(
-    ApiKind kind, json body, CancelSignal& cancel, DecisionRecord& record) {
+    ApiKind kind, json body, CancelSignal& cancel, DecisionRecord& record, const char* purpose) {
   const std::string& model = cloud_model();
   std::vector<std::string> problems;
   for (const auto& u : upstreams_) {
@@ -331,8 +341,10 @@ net::awaitable<std::variant<Gateway::CloudAnswer, ApiError>> Gateway::cloud_answ
     cloud.public_model = model;
     cloud.body = body;
     cloud.stream = false;
+    cloud.on_send = audit_hook(record, *u, model, purpose);
     record.data_left_device = true;
     CloudAnswer answer;
+    std::string reported_model;
     upstream::Upstream::EventSink collect =
         [&](upstream::CloudEvent&& event) -> net::awaitable<bool> {
       if (event.usage) {
@@ -341,6 +353,9 @@ net::awaitable<std::variant<Gateway::CloudAnswer, ApiError>> Gateway::cloud_answ
       if (event.finish_reason) {
         answer.finish_reason = *event.finish_reason;
       }
+      if (reported_model.empty()) {
+        reported_model = event.model;
+      }
       answer.text += event.text;
       append_logprobs(kind, answer.logprobs, cloud_logprobs(event.logprobs, kind));
       co_return true;
@@ -348,6 +363,7 @@ net::awaitable<std::variant<Gateway::CloudAnswer, ApiError>> Gateway::cloud_answ
     auto failure = co_await u->complete(cloud, collect, cancel);
     if (!failure) {
       add_cloud_usage(record, *u, model, answer.usage);
+      observe_cloud_model(*u, reported_model);
       co_return answer;
     }
     if (failure->http.kind == upstream::HttpFailure::Kind::kCancelled) {

@@ -122,6 +122,9 @@ void trace_outcome(store::TraceRecord& trace, const DecisionRecord& record, bool
   trace.data_left_device = record.data_left_device;
   trace.edge_model = record.edge_model;
   trace.cloud_model = record.cloud_model;
+  trace.edge_sha256 = record.edge_sha256;
+  trace.cloud_upstream = record.cloud_upstream;
+  trace.ttft_ms = record.ttft_ms;
   trace.ticket = text(record.review, "ticket");
   trace.edge_answer_hash = record.edge_answer_hash;
   // P3: the cloud's verdict on the edge's answer is its label.
@@ -134,7 +137,8 @@ void trace_outcome(store::TraceRecord& trace, const DecisionRecord& record, bool
 }
 
 Status Gateway::start_traces(const std::string& database_path) {
-  if (!config_.routing.traces.enabled) {
+  const bool audit = config_.operations.audit.enabled;
+  if (!config_.routing.traces.enabled && !audit) {
     return {};
   }
   // A connection of its own for a database file: the writer's transactions then never hold
@@ -150,21 +154,45 @@ Status Gateway::start_traces(const std::string& database_path) {
   }
   store::TraceWriter::Options options;
   options.max_rows = config_.routing.traces.max_rows;
-  traces_ = std::make_unique<store::TraceWriter>(std::make_shared<store::TraceLog>(db), options);
+  options.max_audit_rows = config_.operations.audit.max_rows;
+  if (audit) {
+    audit_log_ = std::make_shared<store::AuditLog>(db);
+    // The audit masks what the built-in detectors and the configured patterns find, even where
+    // routing.privacy is off (that only stops the router pinning queries to the edge).
+    config::PrivacyConfig privacy = config_.routing.privacy;
+    privacy.enabled = true;
+    auto scanner = routing::PrivacyScanner::create(routing::privacy_rules(privacy));
+    audit_scanner_ = std::make_shared<const routing::PrivacyScanner>(
+        scanner ? std::move(scanner).value() : routing::PrivacyScanner());
+  }
+  traces_ = std::make_unique<store::TraceWriter>(std::make_shared<store::TraceLog>(db), options,
+                                                 audit_log_);
   return {};
 }
 
 void Gateway::write_trace(store::TraceRecord trace, const DecisionRecord& record, bool failed) {
-  if (!traces_) {
+  trace_outcome(trace, record, failed);
+  const int64_t now = trace.unix_ms;
+  const bool routed = trace.model == kRoutedModel;
+  stats_->observe(trace, routed, now);
+  if (auto* gaming = monitors_->gaming(); gaming != nullptr && routed && !failed) {
+    telemetry::RoutingObservation seen;
+    seen.client = trace.client;
+    seen.escalated = trace.tier == "cloud";
+    seen.kind = trace.kind;
+    seen.complexity = trace.complexity;
+    seen.now_ms = now;
+    gaming->record(seen);
+  }
+  if (!traces_ || !config_.routing.traces.enabled) {
     return;
   }
-  trace_outcome(trace, record, failed);
   // Never waits: a full queue drops the trace, and the writer reports the count.
   (void)traces_->submit(std::move(trace));
 }
 
 void Gateway::label_review(const std::string& ticket, const std::string& answer) {
-  if (traces_) {
+  if (traces_ && config_.routing.traces.enabled) {
     (void)traces_->submit_review_label(ticket, answer);
   }
 }

@@ -10,8 +10,13 @@
 
 #include "net/asio.h"
 #include "net/sse.h"
+#include "server/canary.h"
+#include "server/dashboard.h"
+#include "server/gateway_util.h"
+#include "server/operations_api.h"
 #include "server/responses.h"
 #include "server/shadow_api.h"
+#include "server/status_api.h"
 #include "server/tandem_api.h"
 
 namespace tandem::server {
@@ -34,8 +39,12 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
   std::set<CancelSignal*> in_flight;  // guarded by mutex: requests being answered
   std::vector<std::thread> threads;
 
+  const config::OperationsConfig& operations;
+
   explicit State(std::shared_ptr<Gateway> g)
-      : gateway(std::move(g)), server(gateway->config().server) {}
+      : gateway(std::move(g)),
+        server(gateway->config().server),
+        operations(gateway->config().operations) {}
 
   net::awaitable<void> accept_loop();
   net::awaitable<void> session(net::tcp::socket socket);
@@ -46,6 +55,9 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
                                                    const std::string& path, bool keep_alive,
                                                    boost::system::error_code& ec);
   net::awaitable<void> shutdown_sequence();
+  // POST /v1/tandem/canary: runs the canary prompts now (operators), records and returns it.
+  net::awaitable<Response> run_canary_now(const http::request<http::string_body>& req,
+                                          bool keep_alive);
   ApiResponse tandem_endpoint(const http::request<http::string_body>& req, const std::string& path,
                               const std::string& query);
 };
@@ -59,6 +71,26 @@ Response json_response(int status, const json& body, bool keep_alive) {
   res.keep_alive(keep_alive);
   res.body() = dump(body);
   res.prepare_payload();
+  return res;
+}
+
+Response text_response(const std::string& body, std::string_view content_type, bool keep_alive) {
+  Response res{http::status::ok, 11};
+  res.set(http::field::content_type, std::string(content_type));
+  res.set(http::field::server, "tandem");
+  res.keep_alive(keep_alive);
+  res.body() = body;
+  res.prepare_payload();
+  return res;
+}
+
+// The dashboard's files: same-origin only, never sniffed, never framed, never cached stale.
+Response static_response(const StaticFile& file, bool keep_alive) {
+  Response res = text_response(std::string(file.body), file.content_type, keep_alive);
+  res.set("Content-Security-Policy",
+          "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'");
+  res.set("X-Content-Type-Options", "nosniff");
+  res.set(http::field::cache_control, "no-cache");
   return res;
 }
 
@@ -476,6 +508,20 @@ ApiResponse HttpServer::State::tandem_endpoint(const http::request<http::string_
     }
     return shadow_endpoint(*gateway, query);
   }
+  if (path == "/v1/tandem/status" || path == "/v1/tandem/audit") {
+    if (!get) {
+      return error_response_body(invalid_request("use GET on " + path));
+    }
+    if (!operator_key) {
+      return error_response_body(
+          auth_error(403, "API key '" + key->name + "' is not a reviewer's", "not_a_reviewer"));
+    }
+    if (path == "/v1/tandem/audit") {
+      return audit_endpoint(*gateway, query);
+    }
+    const bool ready = health_body(*gateway, shutting_down)["ready"].get<bool>();
+    return {200, status_json(*gateway, ready)};
+  }
   constexpr std::string_view kReviews = "/v1/tandem/reviews";
   if (path.rfind(kReviews, 0) != 0) {
     return error_response_body(
@@ -508,6 +554,40 @@ ApiResponse HttpServer::State::tandem_endpoint(const http::request<http::string_
   }
   return error_response_body(invalid_request(
       "use GET /v1/tandem/reviews/{id} or POST /v1/tandem/reviews/{id}/answer|reject"));
+}
+
+net::awaitable<Response> HttpServer::State::run_canary_now(
+    const http::request<http::string_body>& req, bool keep_alive) {
+  const auto auth = authorize(server, req, "");
+  if (const ApiError* denied = refused(auth)) {
+    co_return error_response(*denied, keep_alive);
+  }
+  if (key_of(auth) != nullptr && !key_of(auth)->reviewer) {
+    co_return error_response(
+        auth_error(403, "API key '" + key_of(auth)->name + "' is not a reviewer's",
+                   "not_a_reviewer"),
+        keep_alive);
+  }
+  if (gateway->engine() == nullptr || gateway->cloud_model().empty()) {
+    co_return error_response(
+        unavailable("a canary needs both tiers: " +
+                        std::string(gateway->engine() == nullptr ? "the edge model is not loaded"
+                                                                 : "no cloud model is configured"),
+                    "canary_unavailable"),
+        keep_alive);
+  }
+  CancelSignal cancel;
+  {
+    std::lock_guard lock(mutex);
+    in_flight.insert(&cancel);
+  }
+  const auto run = co_await tandem::server::run_canary(*gateway, cancel);
+  {
+    std::lock_guard lock(mutex);
+    in_flight.erase(&cancel);
+  }
+  gateway->record_canary(run);
+  co_return json_response(200, canary_json(run), keep_alive);
 }
 
 net::awaitable<void> HttpServer::State::session(net::tcp::socket socket) {
@@ -566,6 +646,29 @@ net::awaitable<void> HttpServer::State::session(net::tcp::socket socket) {
     } else if ((path == "/v1/chat/completions" || path == "/v1/completions") &&
                req.method() == http::verb::post) {
       res = co_await complete(stream, req, path, keep_alive, ec);
+    } else if (const auto file = dashboard_file(path);
+               file && operations.dashboard && req.method() == http::verb::get) {
+      res = static_response(*file, keep_alive);
+    } else if (path == "/favicon.ico" && operations.dashboard && req.method() == http::verb::get) {
+      // Browsers ask for it with every page; the dashboard has none.
+      res = text_response("", "image/x-icon", keep_alive);
+      res->result(http::status::no_content);
+    } else if (path == "/metrics" && operations.metrics && req.method() == http::verb::get) {
+      const auto auth = authorize(server, req, "");
+      if (const ApiError* denied = refused(auth)) {
+        res = error_response(*denied, keep_alive);
+      } else if (key_of(auth) != nullptr && !key_of(auth)->reviewer) {
+        res = error_response(auth_error(403,
+                                        "API key '" + key_of(auth)->name +
+                                            "' is not a reviewer's: /metrics is for operators",
+                                        "not_a_reviewer"),
+                             keep_alive);
+      } else {
+        res = text_response(metrics_text(*gateway), "text/plain; version=0.0.4; charset=utf-8",
+                            keep_alive);
+      }
+    } else if (path == "/v1/tandem/canary" && req.method() == http::verb::post) {
+      res = co_await run_canary_now(req, keep_alive);
     } else if (path.rfind("/v1/tandem/", 0) == 0) {
       const std::string query = target.size() > path.size() ? target.substr(path.size() + 1) : "";
       const ApiResponse answer = tandem_endpoint(req, path, query);

@@ -501,7 +501,9 @@ TEST(RoutingGatewayTest, EveryRequestLeavesATraceWithoutItsText) {
     GatewayUnderTest gateway(cloud_yaml(fault.base_url(), "fault-ok",
                                         "  database: " + dir.db() +
                                             "\n  pattern: cascade\n"
-                                            "  cascade: {threshold: 0.5, weights: {bias: 10}}\n"));
+                                            "  cascade: {threshold: 0.5, weights: {bias: 10}}\n"
+                                            // The audit keeps no body either: hashes only.
+                                            "operations:\n  audit: {content: none}\n"));
     auto confident = post(gateway.port(), "/v1/chat/completions",
                           chat("tandem", "Tell me about the zebracorn meadow", 8),
                           {{"X-Tandem-Client", "alice"}});

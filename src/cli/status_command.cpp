@@ -1,0 +1,164 @@
+// `tandem status`: the running gateway's status document (GET /v1/tandem/status) as JSON —
+// traffic per tier, latency, cost, quality, model versions and skew, offline and device state,
+// circuits, flagged clients, the review queue. One section with --section.
+
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "net/asio.h"
+
+namespace tandem::cli {
+namespace {
+
+namespace asio = net::asio;
+namespace beast = net::beast;
+namespace http = net::http;
+
+struct StatusFlags {
+  std::string url = "http://127.0.0.1:8080";
+  std::string key_env = "TANDEM_API_KEY";
+  std::string section;
+  uint32_t timeout_ms = 5000;
+};
+
+struct HostPort {
+  std::string host;
+  std::string port;
+};
+
+// http://host[:port][/] only: the status API is read on the gateway's own host or network.
+std::optional<HostPort> parse_url(const std::string& url, std::string& error) {
+  constexpr std::string_view kHttp = "http://";
+  if (url.rfind(kHttp, 0) != 0) {
+    error = "--url must start with http:// (got '" + url + "')";
+    return std::nullopt;
+  }
+  std::string rest = url.substr(kHttp.size());
+  while (!rest.empty() && rest.back() == '/') {
+    rest.pop_back();
+  }
+  if (rest.empty() || rest.find('/') != std::string::npos) {
+    error = "--url must be http://HOST[:PORT] without a path (got '" + url + "')";
+    return std::nullopt;
+  }
+  HostPort out{rest, "80"};
+  if (rest.front() == '[') {  // [::1]:8080
+    const size_t close = rest.find(']');
+    if (close == std::string::npos) {
+      error = "--url has an unclosed IPv6 address: '" + url + "'";
+      return std::nullopt;
+    }
+    out.host = rest.substr(1, close - 1);
+    if (close + 1 < rest.size() && rest[close + 1] == ':') {
+      out.port = rest.substr(close + 2);
+    }
+  } else if (const size_t colon = rest.rfind(':'); colon != std::string::npos) {
+    out.host = rest.substr(0, colon);
+    out.port = rest.substr(colon + 1);
+  }
+  if (out.port.empty() || out.port.find_first_not_of("0123456789") != std::string::npos) {
+    error = "--url has a bad port: '" + url + "'";
+    return std::nullopt;
+  }
+  return out;
+}
+
+int run_status(const StatusFlags& flags) {
+  std::string error;
+  const auto target = parse_url(flags.url, error);
+  if (!target) {
+    std::cerr << "tandem status: " << error << "\n";
+    return 1;
+  }
+  asio::io_context ioc;
+  net::tcp::resolver resolver(ioc);
+  beast::tcp_stream stream(ioc);
+  boost::system::error_code ec;
+  const auto endpoints = resolver.resolve(target->host, target->port, ec);
+  if (ec) {
+    std::cerr << "tandem status: cannot resolve " << target->host << ": " << ec.message() << "\n";
+    return 1;
+  }
+  stream.expires_after(std::chrono::milliseconds(flags.timeout_ms));
+  stream.connect(endpoints, ec);
+  if (ec) {
+    std::cerr << "tandem status: cannot reach the gateway at " << flags.url << ": " << ec.message()
+              << " (is `tandem serve` running there?)\n";
+    return 1;
+  }
+  http::request<http::empty_body> req{http::verb::get, "/v1/tandem/status", 11};
+  req.set(http::field::host, target->host);
+  req.set(http::field::user_agent, "tandem-status");
+  if (const char* key = std::getenv(flags.key_env.c_str()); key != nullptr && *key != '\0') {
+    req.set(http::field::authorization, std::string("Bearer ") + key);
+  }
+  http::write(stream, req, ec);
+  beast::flat_buffer buffer;
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(64u << 20);
+  if (!ec) {
+    http::read(stream, buffer, parser, ec);
+  }
+  if (ec) {
+    std::cerr << "tandem status: no answer from " << flags.url << ": " << ec.message() << "\n";
+    return 1;
+  }
+  const auto& res = parser.get();
+  const auto body = nlohmann::json::parse(res.body(), nullptr, false);
+  if (res.result_int() != 200) {
+    std::string message = res.body().substr(0, 300);
+    if (body.is_object() && body.contains("error") && body["error"].is_object()) {
+      message = body["error"].value("message", message);
+    }
+    std::cerr << "tandem status: the gateway answered " << res.result_int() << ": " << message;
+    if (res.result_int() == 401 || res.result_int() == 403) {
+      std::cerr << " (set " << flags.key_env << " to an operator's key)";
+    }
+    std::cerr << "\n";
+    return 1;
+  }
+  if (body.is_discarded() || !body.is_object()) {
+    std::cerr << "tandem status: the gateway's answer is not JSON\n";
+    return 1;
+  }
+  if (!flags.section.empty()) {
+    if (!body.contains(flags.section)) {
+      std::string sections;
+      for (const auto& [name, _] : body.items()) {
+        sections += (sections.empty() ? "" : ", ") + name;
+      }
+      std::cerr << "tandem status: no section '" << flags.section << "'; sections: " << sections
+                << "\n";
+      return 1;
+    }
+    std::cout << body[flags.section].dump(2) << "\n";
+    return 0;
+  }
+  std::cout << body.dump(2) << "\n";
+  return 0;
+}
+
+}  // namespace
+
+std::function<int()> add_status_command(CLI::App& app) {
+  auto flags = std::make_shared<StatusFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "status",
+      "Show a running gateway's status as JSON: traffic per tier, latency, cost, quality, model "
+      "versions and skew, offline and device state, circuits, flagged clients, reviews");
+  cmd->add_option("--url", flags->url, "The gateway's address")->capture_default_str();
+  cmd->add_option("--api-key-env", flags->key_env,
+                  "Environment variable holding an operator's API key (sent when set)")
+      ->capture_default_str();
+  cmd->add_option("--section", flags->section,
+                  "Print one section only (traffic, latency_ms, cost, models, device, ...)");
+  cmd->add_option("--timeout-ms", flags->timeout_ms, "Give up after this long")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 600000u));
+  return [flags] { return run_status(*flags); };
+}
+
+}  // namespace tandem::cli

@@ -1,0 +1,155 @@
+// The gateway's operational loops and hooks: device polling, canaries, the shared store
+// (Redis or this process) and its circuit sync, and the skew monitor's inputs.
+
+#include <climits>
+
+#include <unistd.h>
+
+#include "common/log.h"
+#include "net/sleep.h"
+#include "server/canary.h"
+#include "server/gateway.h"
+#include "server/gateway_util.h"
+#include "store/redis_client.h"
+#include "store/redis_consistency_memory.h"
+#include "store/redis_review_queue.h"
+
+namespace tandem::server {
+namespace {
+
+// Host name and pid: unique among replicas on one host and across hosts.
+std::string default_replica_name() {
+  char host[HOST_NAME_MAX + 1] = {};
+  if (::gethostname(host, sizeof(host) - 1) != 0 || host[0] == '\0') {
+    std::snprintf(host, sizeof(host), "gateway");
+  }
+  return std::string(host) + "-" + std::to_string(::getpid());
+}
+
+net::awaitable<void> poll_device_forever(Gateway& gateway, CancelSignal& stop) {
+  const auto interval = std::chrono::milliseconds(gateway.config().operations.device.interval_ms);
+  // No co_await in the loop's condition: GCC 12 miscompiles that in coroutines.
+  while (!stop.cancelled()) {
+    gateway.monitors().poll_device(unix_ms());
+    const bool slept = co_await net::sleep_for(interval, stop);
+    if (!slept) {
+      break;
+    }
+  }
+}
+
+net::awaitable<void> sync_shared_forever(Gateway& gateway, CancelSignal& stop) {
+  while (!stop.cancelled()) {
+    gateway.sync_shared_circuits(unix_ms());
+    const bool slept = co_await net::sleep_for(std::chrono::seconds(1), stop);
+    if (!slept) {
+      break;
+    }
+  }
+}
+
+}  // namespace
+
+Status Gateway::open_shared_store() {
+  replica_ = config_.store.replica.empty() ? default_replica_name() : config_.store.replica;
+  const auto& redis = config_.store.redis;
+  if (redis.url.empty()) {
+    shared_ = std::make_unique<store::LocalSharedState>();
+    return {};
+  }
+  store::RedisOptions options;
+  options.url = redis.url;
+  options.password = redis.password;
+  options.prefix = redis.prefix;
+  options.connect_timeout_ms = redis.connect_timeout_ms;
+  options.command_timeout_ms = redis.command_timeout_ms;
+  auto connected = store::RedisClient::connect(options);
+  if (!connected) {
+    return make_error(connected.error().code, "store.redis: " + connected.error().message);
+  }
+  // One connection for the three: each call is one short round trip, serialised by the client.
+  std::shared_ptr<store::RedisClient> client = std::move(connected).value();
+  shared_ = std::make_unique<store::RedisSharedState>(client);
+  reviews_ = std::make_unique<store::RedisReviewQueue>(client);
+  memory_ = std::make_unique<store::RedisConsistencyMemory>(client);
+  log_event(LogLevel::kInfo, "store", "shared_store",
+            {{"backend", "redis"}, {"replica", replica_}, {"prefix", redis.prefix}});
+  return {};
+}
+
+void Gateway::start_monitors(net::asio::any_io_executor executor) {
+  // Each loop on a strand of its own: the edge's token queue (net/async_queue.h) wakes its
+  // waiter through a post that must not run beside the waiter on another I/O thread.
+  const auto strand = [&] { return net::asio::make_strand(executor); };
+  if (config_.operations.device.enabled) {
+    net::asio::co_spawn(strand(), poll_device_forever(*this, stop_probes_), net::asio::detached);
+  }
+  if (config_.operations.canary.enabled && engine_ && !cloud_model().empty()) {
+    net::asio::co_spawn(strand(), canary_forever(*this, stop_probes_), net::asio::detached);
+  }
+  if (std::string_view(shared_->backend()) != "local") {
+    net::asio::co_spawn(strand(), sync_shared_forever(*this, stop_probes_), net::asio::detached);
+  }
+}
+
+void Gateway::record_canary(const telemetry::CanaryRun& run) {
+  monitors_->skew().record_canary(run);
+  const size_t answered = run.prompts - run.failed;
+  LogFields fields = {{"prompts", std::to_string(run.prompts)},
+                      {"agreed", std::to_string(run.agreed)},
+                      {"failed", std::to_string(run.failed)},
+                      {"edge_sha256", run.edge_sha256},
+                      {"cloud_model", run.cloud_model}};
+  auto& registry = stats_->registry();
+  registry.counter("tandem_canary_runs_total", "Canary runs (edge and cloud on fixed prompts)")
+      .add();
+  if (answered > 0) {
+    const double agreement = static_cast<double>(run.agreed) / static_cast<double>(answered);
+    registry.gauge("tandem_canary_agreement", "Edge-cloud agreement of the last canary run")
+        .set(agreement);
+    fields.emplace_back("agreement", std::to_string(agreement));
+  }
+  log_event(answered == 0 ? LogLevel::kWarn : LogLevel::kInfo, "canary", "run", fields);
+}
+
+void Gateway::observe_cloud_model(const upstream::Upstream& u, const std::string& reported) const {
+  if (!reported.empty()) {
+    monitors_->skew().observe_cloud(u.name(), reported, unix_ms());
+  }
+}
+
+void Gateway::sync_shared_circuits(int64_t now_ms) {
+  for (const auto& u : upstreams_) {
+    const auto s = u->status();
+    const bool open_here = s.circuit == upstream::CircuitState::kOpen && !u->circuit_held_by_peer();
+    bool& published = published_circuits_[u->name()];
+    if (open_here && !published) {
+      if (shared_->publish_open_circuit(u->name(), replica_, now_ms + s.cooldown_remaining_ms,
+                                        now_ms)) {
+        published = true;
+      }
+    } else if (!open_here && published && s.circuit == upstream::CircuitState::kClosed) {
+      if (shared_->clear_circuit(u->name())) {
+        published = false;
+      }
+    }
+  }
+  auto open = shared_->open_circuits(now_ms);
+  if (!open) {
+    log_event(LogLevel::kWarn, "store", "shared_circuits_failed",
+              {{"message", open.error().message}});
+    return;
+  }
+  for (const auto& circuit : *open) {
+    if (circuit.replica == replica_) {
+      continue;
+    }
+    for (const auto& u : upstreams_) {
+      if (u->name() == circuit.upstream) {
+        u->hold_circuit_open(std::chrono::milliseconds(circuit.until_ms - now_ms));
+      }
+    }
+  }
+}
+
+}  // namespace tandem::server

@@ -1,0 +1,249 @@
+#include "server/gateway_stats.h"
+
+#include <algorithm>
+#include <string_view>
+
+namespace tandem::server {
+namespace {
+
+using nlohmann::json;
+using telemetry::Labels;
+
+constexpr size_t kWindowCapacity = 4096;  // newest samples per tier kept for percentiles
+
+// The metric names, each declared once; docs/OPERATIONS.md lists them with their labels.
+constexpr const char* kRequests = "tandem_requests_total";
+constexpr const char* kEscalations = "tandem_escalations_total";
+constexpr const char* kDuration = "tandem_request_duration_seconds";
+constexpr const char* kTtft = "tandem_time_to_first_token_seconds";
+constexpr const char* kTokens = "tandem_tokens_total";
+constexpr const char* kCost = "tandem_cost_usd_total";
+constexpr const char* kAllCloudCost = "tandem_all_cloud_cost_usd_total";
+constexpr const char* kCostSaved = "tandem_cost_saved_usd_total";
+constexpr const char* kPinnedRequests = "tandem_privacy_pinned_requests_total";
+constexpr const char* kPrivacyPins = "tandem_privacy_pins_total";
+constexpr const char* kDataLeft = "tandem_data_left_device_total";
+constexpr const char* kLabels = "tandem_edge_labels_total";
+
+bool starts_with(std::string_view text, std::string_view prefix) {
+  return text.substr(0, prefix.size()) == prefix;
+}
+
+// The rule that decided, as the metrics' `reason` label: the first reason code. Codes are a
+// small fixed set (policy.h), so the label's cardinality stays bounded.
+std::string first_reason(const store::TraceRecord& trace) {
+  return trace.reason_codes.empty() ? "none" : trace.reason_codes.front();
+}
+
+// The privacy rule that kept the request on the device ("privacy.detected", "privacy.header",
+// "privacy.key_policy"), or "" when none did.
+std::string privacy_pin(const store::TraceRecord& trace) {
+  for (const auto& code : trace.reason_codes) {
+    if (starts_with(code, "privacy.") && code != "privacy.edge_only") {
+      return code;
+    }
+  }
+  return "";
+}
+
+json summary_json(const telemetry::LatencyWindow::Summary& s) {
+  return {{"count", s.count}, {"p50", s.p50},   {"p90", s.p90},
+          {"p99", s.p99},     {"mean", s.mean}, {"max", s.max}};
+}
+
+double share(uint64_t part, uint64_t total) {
+  return total == 0 ? 0.0 : static_cast<double>(part) / static_cast<double>(total);
+}
+
+}  // namespace
+
+GatewayStats::GatewayStats(int64_t window_ms)
+    : window_ms_(window_ms), recent_tiers_(window_ms), recent_escalations_(window_ms) {
+  for (const char* tier : kStatusTiers) {
+    latency_.try_emplace(tier, window_ms, kWindowCapacity);
+    ttft_.try_emplace(tier, window_ms, kWindowCapacity);
+  }
+  // Declared up front so a scrape shows every family, at zero, before the first request.
+  for (const char* tier : {"edge", "cloud"}) {
+    registry_.counter(kCost, "Spend per tier in USD (edge: 0 unless priced)", {{"tier", tier}});
+    for (const char* type : {"prompt", "completion"}) {
+      registry_.counter(kTokens, "Tokens processed per tier", {{"tier", tier}, {"type", type}});
+    }
+  }
+  registry_.counter(kEscalations, "Requests the edge answered first and a higher tier replaced");
+  registry_.counter(kAllCloudCost, "What the same answers would have cost all in the cloud, USD");
+  registry_.counter(kCostSaved, "All-cloud cost minus actual spend, USD");
+  registry_.counter(kDataLeft, "Requests that sent some of their data to a cloud upstream");
+  registry_.counter(kPinnedRequests, "Requests a privacy rule kept on the device");
+}
+
+void GatewayStats::observe(const store::TraceRecord& trace, bool routed, int64_t now_ms) {
+  const std::string tier = trace.tier.empty() ? "none" : trace.tier;
+  registry_
+      .counter(kRequests, "Requests answered, by the tier that answered, pattern and deciding rule",
+               {{"tier", tier}, {"pattern", trace.pattern}, {"reason", first_reason(trace)}})
+      .add();
+  recent_tiers_.add(tier, now_ms);
+  if (trace.escalated) {
+    registry_.counter(kEscalations, "").add();
+    recent_escalations_.add(routed ? "routed" : "named", now_ms);
+  }
+  const auto bucket = telemetry::latency_buckets_seconds();
+  registry_
+      .histogram(kDuration, "Whole request latency per answering tier", bucket, {{"tier", tier}})
+      .observe(trace.latency_ms / 1000.0);
+  if (trace.ttft_ms > 0) {
+    registry_
+        .histogram(kTtft, "Time to the first token the client received, per answering tier", bucket,
+                   {{"tier", tier}})
+        .observe(trace.ttft_ms / 1000.0);
+    ttft_.at(tier).add(trace.ttft_ms, now_ms);
+  }
+  latency_.at(tier).add(trace.latency_ms, now_ms);
+
+  const auto add_tokens = [&](const char* t, int64_t prompt, int64_t completion) {
+    if (prompt > 0) {
+      registry_.counter(kTokens, "", {{"tier", t}, {"type", "prompt"}})
+          .add(static_cast<double>(prompt));
+    }
+    if (completion > 0) {
+      registry_.counter(kTokens, "", {{"tier", t}, {"type", "completion"}})
+          .add(static_cast<double>(completion));
+    }
+  };
+  add_tokens("edge", trace.edge_tokens > 0 ? trace.prompt_tokens : 0, trace.edge_tokens);
+  add_tokens("cloud", trace.cloud_tokens > 0 ? trace.prompt_tokens : 0, trace.cloud_tokens);
+
+  registry_.counter(kCost, "", {{"tier", "edge"}}).add(trace.cost_edge);
+  registry_.counter(kCost, "", {{"tier", "cloud"}}).add(trace.cost_cloud);
+  if (trace.cost_all_cloud) {
+    registry_.counter(kAllCloudCost, "").add(*trace.cost_all_cloud);
+    const double saved = *trace.cost_all_cloud - trace.cost_edge - trace.cost_cloud;
+    registry_.counter(kCostSaved, "").add(std::max(0.0, saved));
+  }
+  if (trace.data_left_device) {
+    registry_.counter(kDataLeft, "").add();
+  }
+  if (const std::string pin = privacy_pin(trace); !pin.empty()) {
+    registry_.counter(kPinnedRequests, "").add();
+    // A header or key policy pins without a detector: the rule's code stands in for it.
+    std::vector<std::string> detectors = trace.privacy_detectors;
+    if (detectors.empty()) {
+      detectors.push_back(pin);
+    }
+    std::lock_guard lock(mutex_);
+    for (const auto& detector : detectors) {
+      registry_
+          .counter(kPrivacyPins, "Requests pinned to the edge by a privacy rule, by detector",
+                   {{"detector", detector}})
+          .add();
+      ++pins_by_detector_[detector];
+    }
+  }
+  if (trace.edge_good) {
+    observe_label(trace.label_source, *trace.edge_good);
+  }
+}
+
+void GatewayStats::observe_label(const std::string& source, bool edge_good) {
+  registry_
+      .counter(kLabels, "Edge answers judged, by who judged and the verdict",
+               {{"source", source}, {"verdict", edge_good ? "good" : "bad"}})
+      .add();
+}
+
+json GatewayStats::traffic_json(int64_t now_ms) const {
+  json total_tiers = json::object();
+  for (const char* tier : kStatusTiers) {
+    total_tiers[tier] = static_cast<uint64_t>(registry_.sum(kRequests, {{"tier", tier}}));
+  }
+  json by_pattern = json::object();
+  for (const char* pattern :
+       {"edge", "cloud", "cascade", "speculative", "collaborate", "review", "none"}) {
+    const auto n = static_cast<uint64_t>(registry_.sum(kRequests, {{"pattern", pattern}}));
+    if (n > 0) {
+      by_pattern[pattern] = n;
+    }
+  }
+  const auto requests = static_cast<uint64_t>(registry_.sum(kRequests));
+  const auto recent = recent_tiers_.counts(now_ms);
+  const uint64_t recent_total = recent_tiers_.total(now_ms);
+  json recent_tiers = json::object();
+  json recent_share = json::object();
+  for (const char* tier : kStatusTiers) {
+    const auto it = recent.find(tier);
+    const uint64_t n = it == recent.end() ? 0 : it->second;
+    recent_tiers[tier] = n;
+    recent_share[tier] = share(n, recent_total);
+  }
+  return {{"window_s", window_ms_ / 1000},
+          {"total",
+           {{"requests", requests},
+            {"by_tier", std::move(total_tiers)},
+            {"by_pattern", std::move(by_pattern)},
+            {"escalations", static_cast<uint64_t>(registry_.sum(kEscalations))},
+            {"errors", static_cast<uint64_t>(registry_.sum(kRequests, {{"tier", "none"}}))}}},
+          {"recent",
+           {{"requests", recent_total},
+            {"by_tier", std::move(recent_tiers)},
+            {"share", std::move(recent_share)},
+            {"escalation_rate", share(recent_escalations_.total(now_ms), recent_total)}}}};
+}
+
+json GatewayStats::latency_json(int64_t now_ms, bool ttft) const {
+  json out = json::object();
+  for (const char* tier : {"edge", "cloud", "human"}) {
+    out[tier] = summary_json((ttft ? ttft_ : latency_).at(tier).summary(now_ms));
+  }
+  return out;
+}
+
+json GatewayStats::tokens_json() const {
+  json out = json::object();
+  for (const char* tier : {"edge", "cloud"}) {
+    out[tier] = {
+        {"prompt",
+         static_cast<uint64_t>(registry_.sum(kTokens, {{"tier", tier}, {"type", "prompt"}}))},
+        {"completion",
+         static_cast<uint64_t>(registry_.sum(kTokens, {{"tier", tier}, {"type", "completion"}}))}};
+  }
+  return out;
+}
+
+json GatewayStats::cost_json() const {
+  const double all_cloud = registry_.sum(kAllCloudCost);
+  const double saved = registry_.sum(kCostSaved);
+  return {{"edge_usd", registry_.sum(kCost, {{"tier", "edge"}})},
+          {"cloud_usd", registry_.sum(kCost, {{"tier", "cloud"}})},
+          {"all_cloud_usd", all_cloud},
+          {"saved_usd", saved},
+          {"saved_share", all_cloud > 0 ? json(saved / all_cloud) : json(nullptr)}};
+}
+
+json GatewayStats::quality_json() const {
+  const auto good = static_cast<uint64_t>(registry_.sum(kLabels, {{"verdict", "good"}}));
+  const auto labelled = static_cast<uint64_t>(registry_.sum(kLabels));
+  json by_source = json::object();
+  for (const char* source : {"verification", "review", "shadow"}) {
+    by_source[source] = static_cast<uint64_t>(registry_.sum(kLabels, {{"source", source}}));
+  }
+  return {{"labelled", labelled},
+          {"edge_good", good},
+          {"edge_good_rate", labelled > 0 ? json(share(good, labelled)) : json(nullptr)},
+          {"by_source", std::move(by_source)}};
+}
+
+json GatewayStats::privacy_json() const {
+  json by_detector = json::object();
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [detector, n] : pins_by_detector_) {
+      by_detector[detector] = n;
+    }
+  }
+  return {{"pins", static_cast<uint64_t>(registry_.sum(kPinnedRequests))},
+          {"by_detector", std::move(by_detector)},
+          {"data_left_device", static_cast<uint64_t>(registry_.sum(kDataLeft))}};
+}
+
+}  // namespace tandem::server

@@ -1,0 +1,59 @@
+#pragma once
+// What the gateway counts about the requests it answers, declared once in one place (Envoy's
+// habit): the Prometheus metrics of GET /metrics, and the sliding windows behind the status
+// page's live numbers (tier shares and latency percentiles of the last few minutes). Fed once
+// per request, at its end, from the request's trace (store::TraceRecord) — the one summary of
+// what the router saw and did — so metrics, status and stored traces cannot disagree.
+//
+// Thread-safety: every method may be called from any thread. observe() touches only atomics
+// and the windows' own locks; nothing here does I/O.
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "store/trace_log.h"
+#include "telemetry/latency_window.h"
+#include "telemetry/metrics.h"
+
+namespace tandem::server {
+
+inline constexpr const char* kStatusTiers[] = {"edge", "cloud", "human", "none"};
+
+class GatewayStats {
+ public:
+  // `window_ms`: how far back the status page's "recent" numbers look.
+  explicit GatewayStats(int64_t window_ms = 300000);
+
+  telemetry::MetricsRegistry& registry() { return registry_; }
+  const telemetry::MetricsRegistry& registry() const { return registry_; }
+
+  // One finished request, from its completed trace. `routed`: the client asked for `tandem`
+  // (the router decided), not a named model.
+  void observe(const store::TraceRecord& trace, bool routed, int64_t now_ms);
+  // A reviewer's answer labelled an edge answer (the label itself is written by the trace
+  // writer; here it only counts).
+  void observe_label(const std::string& source, bool edge_good);
+
+  // The status page's traffic, latency, tokens, cost and quality sections.
+  nlohmann::json traffic_json(int64_t now_ms) const;
+  nlohmann::json latency_json(int64_t now_ms, bool ttft) const;
+  nlohmann::json tokens_json() const;
+  nlohmann::json cost_json() const;
+  nlohmann::json quality_json() const;
+  nlohmann::json privacy_json() const;
+
+ private:
+  telemetry::MetricsRegistry registry_;
+  int64_t window_ms_;
+  telemetry::WindowedCounter recent_tiers_;
+  telemetry::WindowedCounter recent_escalations_;
+  std::map<std::string, telemetry::LatencyWindow> latency_;  // by tier; fixed at construction
+  std::map<std::string, telemetry::LatencyWindow> ttft_;
+  mutable std::mutex mutex_;
+  std::map<std::string, uint64_t> pins_by_detector_;  // guarded by mutex_
+};
+
+}  // namespace tandem::server

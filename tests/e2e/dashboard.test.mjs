@@ -1,0 +1,582 @@
+// End-to-end: the operations dashboard (`GET /`) in a headless Chromium against `tandem serve`.
+//
+// Starts llama.cpp's llama-server as the cloud tier and `tandem serve` in front of it with
+// API keys (an operator key with `reviewer: true`, a plain client key) and the human review
+// tier enabled (keyword "lawsuit"), then drives the page the gateway embeds with Debian's
+// chromium through playwright-core: the 401 message without a key, live numbers with the
+// operator key, numbers that follow traffic, answering a review ticket, a narrow screen.
+//
+// Environment (tests/e2e/run.sh sets the first three):
+//   TANDEM_BINARY           the gateway (default: <repo>/build/tandem)
+//   LLAMA_SERVER            llama.cpp's server (default: scripts/build-llama.sh's prefix + /bin/llama-server)
+//   TANDEM_MODEL            the GGUF both tiers serve (default: <repo>/models/stories260K.gguf)
+//   TANDEM_CHROMIUM         the browser (default: /usr/bin/chromium)
+//   TANDEM_REQUIRE_BROWSER  set (CI): a missing browser fails instead of skipping
+
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { chromium } from 'playwright-core';
+
+const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const CHROMIUM = process.env.TANDEM_CHROMIUM || '/usr/bin/chromium';
+const REQUIRE_BROWSER = Boolean(process.env.TANDEM_REQUIRE_BROWSER);
+
+// The gateway reads both keys from its environment (key_env), as in production.
+const OPERATOR_KEY = 'tandem-dashboard-operator-key';
+const CLIENT_KEY = 'tandem-dashboard-client-key';
+const EDGE_MODEL = 'stories-edge';
+const CLOUD_MODEL = 'cloud-stories';
+const UPSTREAM = 'local-llama';
+
+const READY_TIMEOUT_MS = 30_000;
+const UI_TIMEOUT_MS = 15_000;  // the page polls every 2 s; several rounds fit
+
+const browserMissing = !fs.existsSync(CHROMIUM);
+const skipReason = browserMissing && !REQUIRE_BROWSER
+  ? `no browser at ${CHROMIUM} (install Debian's chromium, or set TANDEM_CHROMIUM); ` +
+    'set TANDEM_REQUIRE_BROWSER=1 to make this a failure'
+  : false;
+if (skipReason) console.error(`dashboard e2e skipped: ${skipReason}`);
+
+// ---------------------------------------------------------------------------------------------
+// Paths (resolved only when the suite runs, so a skipped suite needs none of them)
+
+function requireExecutable(file, variable) {
+  try {
+    fs.accessSync(file, fs.constants.X_OK);
+  } catch {
+    throw new Error(`${variable}=${file} is not an executable file; build it or set ${variable}`);
+  }
+  return file;
+}
+
+function llamaServerFromCache() {
+  // build-llama.sh prints its install prefix last; with a warm cache it returns at once.
+  const out = execFileSync(path.join(REPO_ROOT, 'scripts', 'build-llama.sh'), {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return path.join(out.trim().split('\n').pop(), 'bin', 'llama-server');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Child processes: killed on any way out of this process, so no server keeps a port.
+
+const liveChildren = new Set();
+let tmpDir;
+process.on('exit', () => {
+  for (const child of liveChildren) child.kill('SIGKILL');
+  if (tmpDir) fs.rmSync(tmpDir, { recursive: true, force: true });
+});
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, () => process.exit(128 + os.constants.signals[signal]));
+}
+
+async function freePorts(count) {
+  const probes = await Promise.all(Array.from({ length: count }, () => new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.on('error', reject);
+    probe.listen(0, '127.0.0.1', () => resolve(probe));
+  })));
+  const ports = probes.map((probe) => probe.address().port);
+  await Promise.all(probes.map((probe) => new Promise((resolve) => probe.close(resolve))));
+  return ports;
+}
+
+function portIsFree(port) {
+  return new Promise((resolve) => {
+    const probe = net.createServer();
+    probe.once('error', () => resolve(false));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+  });
+}
+
+class ServerProcess {
+  constructor(name, command, args, { env = process.env, healthUrl }) {
+    Object.assign(this, { name, command, args, env, healthUrl });
+    this.child = null;
+    this.exit = null;
+    this.output = [];
+  }
+
+  start() {
+    this.exit = null;
+    this.output = [];
+    const child = spawn(this.command, this.args, { env: this.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = child;
+    liveChildren.add(child);
+    this.exited = new Promise((resolve) => {
+      child.on('exit', (code, signal) => {
+        liveChildren.delete(child);
+        this.exit = { code, signal };
+        resolve(this.exit);
+      });
+      child.on('error', (err) => {
+        liveChildren.delete(child);
+        this.exit = { code: null, signal: null, error: err.message };
+        resolve(this.exit);
+      });
+    });
+    for (const stream of [child.stdout, child.stderr]) {
+      stream.setEncoding('utf8');
+      stream.on('data', (text) => {
+        this.output.push(...text.split('\n'));
+        if (this.output.length > 80) this.output.splice(0, this.output.length - 80);
+      });
+    }
+  }
+
+  get running() {
+    return this.child !== null && this.exit === null;
+  }
+
+  report(lines = 12) {
+    const how = !this.exit ? 'running'
+      : this.exit.error ? `failed to start: ${this.exit.error}`
+      : this.exit.signal ? `killed by ${this.exit.signal}` : `exited with code ${this.exit.code}`;
+    const tail = this.output.filter((line) => line.trim() !== '').slice(-lines);
+    return `${this.name} ${how}; its last output: ${tail.join(' | ')}`;
+  }
+
+  async waitReady(timeoutMs = READY_TIMEOUT_MS) {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      if (!this.running) throw new Error(this.report());
+      if (await isHealthy(this.healthUrl)) return;
+      await sleep(50);
+    }
+    throw new Error(`${this.name} was not ready at ${this.healthUrl} within ${timeoutMs} ms. ${this.report()}`);
+  }
+
+  async stop(graceMs = 5_000) {
+    if (!this.running) return;
+    this.child.kill('SIGTERM');
+    const gone = await Promise.race([this.exited, sleep(graceMs).then(() => null)]);
+    if (!gone) {
+      this.child.kill('SIGKILL');
+      await this.exited;
+    }
+  }
+}
+
+function sleep(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+async function isHealthy(url) {
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(1_000) });
+    await res.arrayBuffer();
+    return res.status === 200;
+  } catch {
+    return false;
+  }
+}
+
+function gatewayConfig({ gatewayPort, llamaPort, model }) {
+  const q = JSON.stringify;  // JSON strings are valid YAML scalars
+  return `# Written by tests/e2e/dashboard.test.mjs
+server:
+  host: 127.0.0.1
+  port: ${gatewayPort}
+  shutdown_grace_ms: 1000
+  api_keys:
+    - name: operator
+      key_env: TANDEM_DASHBOARD_OPERATOR_KEY
+      reviewer: true
+    - name: app
+      key_env: TANDEM_DASHBOARD_CLIENT_KEY
+edge:
+  model: ${q(model)}
+  name: ${EDGE_MODEL}
+cloud:
+  upstreams:
+    - name: ${UPSTREAM}
+      base_url: ${q(`http://127.0.0.1:${llamaPort}/v1`)}
+      models: {${CLOUD_MODEL}: stories}
+      prices: {input_per_million: 0.15, output_per_million: 0.60}
+routing:
+  consistency:
+    enabled: false           # each request's pattern header decides, not an earlier answer
+  review:
+    enabled: true
+    keywords:
+      - {name: legal, words: [lawsuit]}
+`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The page's number formats, restated: the DOM must show the API's numbers in these forms.
+
+const DASH = '—';
+const isNum = (v) => typeof v === 'number' && Number.isFinite(v);
+const fmtInt = (v) => (isNum(v) ? Math.round(v).toLocaleString('en-US') : DASH);
+const fmtPct = (v) => (isNum(v) ? `${(v * 100).toFixed(1)}%` : DASH);
+const fmtUsd = (v) => (isNum(v) ? `$${v.toFixed(4)}` : DASH);
+const fmtMs = (v) => (isNum(v) ? `${Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(1)} ms` : DASH);
+
+// Polls `check` (which throws, e.g. an assertion) until it passes; on timeout throws its last
+// error, prefixed with what was awaited.
+async function eventually(what, check, { timeoutMs = UI_TIMEOUT_MS, intervalMs = 200 } = {}) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await check();
+    } catch (err) {
+      if (Date.now() >= deadline) {
+        err.message = `${what}: still failing after ${timeoutMs} ms: ${err.message}`;
+        throw err;
+      }
+    }
+    await sleep(intervalMs);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The suite
+
+describe('dashboard in a headless browser', { skip: skipReason, timeout: 240_000 }, () => {
+  let llama;
+  let gateway;
+  let origin;
+  let ports = [];
+  let browser;
+  let page;
+
+  // Everything the browser reports that a healthy page must not produce. 401/403 answers of
+  // the JSON API are expected exactly when the request carried no key (401) or the client's
+  // key (403); Chromium also logs each of them to the console, which is judged at check time
+  // (the console and network events may arrive in either order).
+  const problems = [];
+  const expectedApiErrors = [];  // {url, status}
+  const loadFailures = [];       // console "Failed to load resource": {url, status, text}
+  let navigating = false;
+  const isApi = (url) => new URL(url).pathname.startsWith('/v1/tandem/');
+  const isFavicon = (url) => new URL(url).pathname === '/favicon.ico';
+
+  const api = async (pathname, { key = OPERATOR_KEY, method = 'GET', body, headers = {} } = {}) => {
+    const res = await fetch(origin + pathname, {
+      method,
+      headers: {
+        ...(key ? { Authorization: `Bearer ${key}` } : {}),
+        ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}),
+        ...headers,
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(60_000),
+    });
+    const text = await res.text();
+    let json;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    return { res, status: res.status, json, text };
+  };
+  const status = async () => {
+    const { status: code, json, text } = await api('/v1/tandem/status');
+    assert.equal(code, 200, `GET /v1/tandem/status with the operator key: ${text}`);
+    return json;
+  };
+  const chat = (content, { pattern, key = CLIENT_KEY } = {}) => api('/v1/chat/completions', {
+    key,
+    method: 'POST',
+    headers: pattern ? { 'X-Tandem-Pattern': pattern } : {},
+    body: { model: 'tandem', messages: [{ role: 'user', content }], temperature: 0, max_tokens: 8 },
+  });
+  const text = (testId) => page.getByTestId(testId).first().textContent({ timeout: 5_000 });
+  const assertNoProblems = (when) => {
+    const unexplained = loadFailures
+      // Nothing on the page asks for a favicon; the browser does, and the gateway may have none.
+      .filter((f) => !(f.status === 404 && isFavicon(f.url)))
+      .filter((f) => !(isApi(f.url) && expectedApiErrors.some((e) => e.url === f.url && e.status === f.status)))
+      .map((f) => `console error: ${f.text} (${f.url})`);
+    assert.deepEqual([...problems, ...unexplained], [], `the browser reported problems ${when}`);
+  };
+
+  function watch(p) {
+    p.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+    p.on('console', (msg) => {
+      if (msg.type() !== 'error') return;
+      const url = msg.location()?.url ?? '';
+      const loadFailure = /status of (\d{3})/.exec(msg.text());
+      if (loadFailure && url) loadFailures.push({ url, status: Number(loadFailure[1]), text: msg.text() });
+      else problems.push(`console error: ${msg.text()} (${url || 'no location'})`);
+    });
+    p.on('requestfailed', (req) => {
+      const why = req.failure()?.errorText ?? 'failed';
+      if (navigating && why.includes('ERR_ABORTED')) return;  // a poll cut short by our reload
+      problems.push(`request failed: ${req.method()} ${req.url()}: ${why}`);
+    });
+    p.on('response', (res) => {
+      if (res.status() < 400) return;
+      const url = res.url();
+      const auth = res.request().headers().authorization ?? '';
+      const expected = isApi(url) && (
+        (res.status() === 401 && auth === '') ||
+        (res.status() === 403 && auth === `Bearer ${CLIENT_KEY}`));
+      if (expected) expectedApiErrors.push({ url, status: res.status() });
+      else if (!(res.status() === 404 && isFavicon(url))) {
+        problems.push(`HTTP ${res.status()} for ${res.request().method()} ${url} (authorization: ${auth ? 'set' : 'none'})`);
+      }
+    });
+  }
+
+  before(async () => {
+    if (browserMissing) {
+      throw new Error(`no browser at ${CHROMIUM}, and TANDEM_REQUIRE_BROWSER is set`);
+    }
+    const tandemBinary = requireExecutable(
+      process.env.TANDEM_BINARY || path.join(REPO_ROOT, 'build', 'tandem'), 'TANDEM_BINARY');
+    const llamaServer = requireExecutable(process.env.LLAMA_SERVER || llamaServerFromCache(), 'LLAMA_SERVER');
+    const model = process.env.TANDEM_MODEL || path.join(REPO_ROOT, 'models', 'stories260K.gguf');
+    assert.ok(fs.existsSync(model), `TANDEM_MODEL=${model} does not exist`);
+
+    tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tandem-dashboard-'));
+    ports = await freePorts(2);
+    const [llamaPort, gatewayPort] = ports;
+
+    llama = new ServerProcess('llama-server', llamaServer, [
+      '-m', model, '--host', '127.0.0.1', '--port', String(llamaPort), '-c', '2048', '-np', '2', '-t', '1',
+      '--jinja', '--chat-template', '{% for message in messages %}{{ message.content }}{% endfor %}',
+    ], { healthUrl: `http://127.0.0.1:${llamaPort}/health` });
+    llama.start();
+    await llama.waitReady();  // the gateway probes its upstream from the start
+
+    const configPath = path.join(tmpDir, 'tandem.yaml');
+    fs.writeFileSync(configPath, gatewayConfig({ gatewayPort, llamaPort, model }));
+    origin = `http://127.0.0.1:${gatewayPort}`;
+    gateway = new ServerProcess('tandem serve', tandemBinary, ['serve', '--config', configPath], {
+      env: {
+        ...process.env,
+        TANDEM_DASHBOARD_OPERATOR_KEY: OPERATOR_KEY,
+        TANDEM_DASHBOARD_CLIENT_KEY: CLIENT_KEY,
+      },
+      healthUrl: `${origin}/health`,
+    });
+    gateway.start();
+    await gateway.waitReady();
+
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--headless=new'],
+      timeout: READY_TIMEOUT_MS,
+    });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    context.setDefaultTimeout(UI_TIMEOUT_MS);
+    page = await context.newPage();
+    watch(page);
+  }, { timeout: 3 * READY_TIMEOUT_MS });
+
+  after(async () => {
+    // Each step runs even when an earlier one throws: nothing may outlive the suite.
+    const errors = [];
+    for (const step of [() => browser?.close(), () => gateway?.stop(), () => llama?.stop()]) {
+      try {
+        await step();
+      } catch (err) {
+        errors.push(err);
+      }
+    }
+    if (tmpDir) fs.rmSync(tmpDir, { recursive: true, force: true });
+    tmpDir = undefined;
+    for (const port of ports) {
+      const free = await eventually(`port ${port} free`, async () => {
+        assert.ok(await portIsFree(port), `port ${port} is still in use`);
+        return true;
+      }, { timeoutMs: 5_000 }).catch((err) => err);
+      if (free !== true) errors.push(free);
+    }
+    if (errors.length) throw errors[0];
+  });
+
+  test('GET / serves the dashboard and its assets under a strict CSP', async () => {
+    const index = await api('/', { key: null });
+    assert.equal(index.status, 200, `GET / (no key needed for the page itself): ${index.text.slice(0, 300)}`);
+    assert.match(index.res.headers.get('content-type') ?? '', /^text\/html/);
+    assert.match(index.res.headers.get('content-security-policy') ?? '', /default-src 'self'/,
+      'the page is served with Content-Security-Policy: default-src \'self\'');
+    assert.match(index.text, /\/dashboard\/dashboard\.js/);
+    assert.match(index.text, /\/dashboard\/dashboard\.css/);
+    const js = await api('/dashboard/dashboard.js', { key: null });
+    assert.equal(js.status, 200);
+    assert.match(js.res.headers.get('content-type') ?? '', /javascript/);
+    const css = await api('/dashboard/dashboard.css', { key: null });
+    assert.equal(css.status, 200);
+    assert.match(css.res.headers.get('content-type') ?? '', /^text\/css/);
+  });
+
+  test('without a key: the page loads cleanly and says the gateway wants a key (401)', async () => {
+    const response = await page.goto(`${origin}/`, { waitUntil: 'load' });
+    assert.equal(response.status(), 200);
+    await eventually('status line shows the 401 message', async () => {
+      const line = await text('status-line');
+      assert.match(line, /401/, `status line: ${line}`);
+      assert.match(line, /API key/i, `status line: ${line}`);
+    });
+    assert.equal(await page.getByTestId('api-key').inputValue(), '');
+    assert.ok(expectedApiErrors.some((e) => e.status === 401), 'the page did call the API and got 401');
+    assertNoProblems('loading the page without a key');
+  });
+
+  test('a client key that is not an operator\'s: the 403 message', async () => {
+    await page.getByTestId('api-key').fill(CLIENT_KEY);
+    await page.getByTestId('api-key').press('Enter');
+    await eventually('status line shows the 403 message', async () => {
+      const line = await text('status-line');
+      assert.match(line, /403/, `status line: ${line}`);
+    });
+    assertNoProblems('with the client key');
+  });
+
+  test('with the operator key: live numbers that match the API', async () => {
+    await page.getByTestId('api-key').fill(OPERATOR_KEY);
+    await page.getByTestId('api-key').press('Enter');
+    await eventually('status line says live', async () => {
+      const line = await text('status-line');
+      assert.doesNotMatch(line, /40[13]|error/i, `status line: ${line}`);
+      assert.match(line, /live/i, `status line: ${line}`);
+    });
+    assert.equal(await page.evaluate(() => sessionStorage.getItem('tandem.dashboard.apiKey')), OPERATOR_KEY,
+      'the key is kept in sessionStorage');
+    const s = await status();
+    await eventually('the page shows the status', async () => {
+      assert.equal(await text('requests-total'), fmtInt(s.traffic.total.requests));
+      assert.equal(await text('edge-model'), s.models.edge.name);
+      assert.equal(await text('device-state'), s.device.state ?? DASH);
+      const circuit = page.getByTestId(`circuit-${UPSTREAM}`);
+      assert.match(await circuit.textContent(), new RegExp(s.circuits.find((c) => c.upstream === UPSTREAM).state));
+    });
+    assert.ok(await page.getByTestId('offline-banner').isHidden(), 'no offline banner while the cloud is up');
+    assert.ok(await page.getByTestId('flagged-clients').isVisible());
+    const first = await text('last-updated');
+    assert.match(first, /\d\d:\d\d:\d\d/, `last-updated: ${first}`);
+    await eventually('the page refreshes by itself', async () => {
+      assert.notEqual(await text('last-updated'), first);
+    }, { timeoutMs: 6_000 });
+    const body = await page.evaluate(() => document.body.innerText);
+    for (const bad of ['undefined', 'NaN', '[object Object]']) {
+      assert.ok(!body.includes(bad), `the page shows "${bad}"`);
+    }
+    assertNoProblems('with the operator key');
+  });
+
+  test('traffic: request counts, tier shares and latencies follow what the API says', async () => {
+    const before = await status();
+    const tiers = [];
+    for (const [i, pattern] of ['edge', 'cloud', 'edge', 'cloud', 'edge'].entries()) {
+      const { status: code, json, text: raw } = await chat(`Once upon a time, story ${i}`, { pattern });
+      assert.equal(code, 200, `chat with X-Tandem-Pattern: ${pattern}: ${raw}`);
+      assert.equal(json.tandem?.tier, pattern, `pattern ${pattern} answered by its tier: ${JSON.stringify(json.tandem)}`);
+      tiers.push(json.tandem.tier);
+    }
+    let s;
+    await eventually('the API counts the new requests', async () => {
+      s = await status();
+      assert.ok(s.traffic.total.requests >= before.traffic.total.requests + tiers.length,
+        `total ${s.traffic.total.requests}, was ${before.traffic.total.requests}, sent ${tiers.length}`);
+      assert.ok(s.latency_ms.edge.count > 0 && s.latency_ms.cloud.count > 0, JSON.stringify(s.latency_ms));
+    }, { timeoutMs: 5_000 });
+    await eventually('the page shows the API\'s numbers', async () => {
+      s = await status();  // the same numbers as the page's latest poll once traffic is quiet
+      assert.equal(await text('requests-total'), fmtInt(s.traffic.total.requests), 'requests-total');
+      for (const tier of ['edge', 'cloud', 'human']) {
+        assert.equal(await text(`tier-share-${tier}`), fmtPct(s.traffic.recent.share[tier]), `tier-share-${tier}`);
+      }
+      assert.equal(await text('latency-edge-p50'), fmtMs(s.latency_ms.edge.p50), 'latency-edge-p50');
+      assert.equal(await text('latency-cloud-p50'), fmtMs(s.latency_ms.cloud.p50), 'latency-cloud-p50');
+      const saved = isNum(s.cost.saved_usd)
+        ? `${fmtUsd(s.cost.saved_usd)}${isNum(s.cost.saved_share) ? ` (${fmtPct(s.cost.saved_share)})` : ''}`
+        : DASH;
+      assert.equal(await text('cost-saved'), saved, 'cost-saved');
+    });
+    assert.notEqual(await text('tier-share-edge'), DASH);
+    assert.notEqual(await text('tier-share-cloud'), DASH);
+    assertNoProblems('while traffic flowed');
+  });
+
+  test('review: a "lawsuit" query is listed, answered from the page, and the client gets the answer', async () => {
+    const prompt = 'My landlord threatens a lawsuit over the deposit. <b>What</b> should I do?';
+    const { status: code, json, text: raw } = await chat(prompt);
+    assert.equal(code, 200, raw);
+    assert.equal(json.choices?.[0]?.finish_reason, 'pending_review', raw);
+    const ticketId = json.tandem?.review?.ticket;
+    assert.ok(ticketId, `the client got a ticket: ${JSON.stringify(json.tandem)}`);
+
+    const item = page.locator(`[data-testid="review-item"][data-ticket="${ticketId}"]`);
+    await eventually('the ticket appears in the review queue', async () => {
+      assert.equal(await item.count(), 1);
+    });
+    // Shown as text, never as markup: the <b> of the prompt stays literal.
+    assert.ok((await item.textContent()).includes(prompt), 'the item shows the prompt as written');
+    assert.equal(await item.locator('b').count(), 0, 'no markup from the prompt made it into the DOM');
+
+    const answer = 'Keep every receipt, answer in writing, and ask a tenants\' association.';
+    await item.getByTestId('review-answer-text').fill(answer);
+    await sleep(2_500);  // a refresh in between must not clear what was typed
+    assert.equal(await item.getByTestId('review-answer-text').inputValue(), answer, 'the typed answer survives a refresh');
+    await item.getByTestId('review-answer-button').click();
+
+    await eventually('the page reports the answer', async () => {
+      const result = await text('review-result');
+      assert.ok(result.includes(ticketId) && /answered/i.test(result), `review-result: ${result}`);
+    });
+    await eventually('the ticket leaves the pending list', async () => {
+      assert.equal(await item.count(), 0);
+    });
+    const ticket = await api(`/v1/tandem/reviews/${encodeURIComponent(ticketId)}`, { key: CLIENT_KEY });
+    assert.equal(ticket.status, 200, ticket.text);
+    assert.equal(ticket.json.status, 'answered', ticket.text);
+    assert.equal(ticket.json.answer, answer, ticket.text);
+    assert.equal(ticket.json.reviewer, 'operator', 'answered under the operator key\'s name');
+    assert.equal(ticket.json.completion?.choices?.[0]?.message?.content, answer, 'the client gets the answer as a completion');
+    assertNoProblems('while answering a review');
+  });
+
+  test('a 400 px wide screen still renders everything, and the key survives a reload', async () => {
+    // A pending ticket with a long unbroken word: the review queue must fit the screen too.
+    const longWord = 'x'.repeat(300);
+    const pending = await chat(`Is a lawsuit about ${longWord} possible?`);
+    assert.equal(pending.status, 200, pending.text);
+    const ticketId = pending.json.tandem?.review?.ticket;
+    assert.ok(ticketId, `the client got a ticket: ${pending.text}`);
+
+    await page.setViewportSize({ width: 400, height: 800 });
+    navigating = true;
+    try {
+      await page.reload({ waitUntil: 'load' });
+    } finally {
+      navigating = false;
+    }
+    assert.equal(await page.getByTestId('api-key').inputValue(), OPERATOR_KEY, 'the key comes back from sessionStorage');
+    const s = await status();
+    await eventually('the narrow page shows live numbers', async () => {
+      assert.match(await text('status-line'), /live/i);
+      assert.equal(await text('requests-total'), fmtInt(s.traffic.total.requests));
+    });
+    const item = page.locator(`[data-testid="review-item"][data-ticket="${ticketId}"]`);
+    await eventually('the pending ticket is listed', async () => {
+      assert.equal(await item.count(), 1);
+    });
+    await item.scrollIntoViewIfNeeded();
+    for (const id of ['tier-share-edge', 'tier-share-cloud', 'requests-total', 'latency-edge-p50',
+      'cost-saved', 'edge-model', 'device-state', `circuit-${UPSTREAM}`, 'api-key', 'status-line',
+      'review-item', 'review-answer-text', 'review-answer-button']) {
+      const box = await page.getByTestId(id).first().boundingBox();
+      assert.ok(box && box.width > 0 && box.height > 0, `${id} is rendered`);
+      assert.ok(box.x >= 0 && box.x + box.width <= 400 + 1, `${id} fits in 400 px: ${JSON.stringify(box)}`);
+    }
+    const [scrollWidth, innerWidth] = await page.evaluate(
+      () => [document.documentElement.scrollWidth, window.innerWidth]);
+    assert.ok(scrollWidth <= innerWidth, `no sideways scrolling: ${scrollWidth} > ${innerWidth}`);
+    assertNoProblems('on a narrow screen');
+  });
+});
