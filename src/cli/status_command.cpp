@@ -52,15 +52,25 @@ std::optional<HostPort> parse_url(const std::string& url, std::string& error) {
       return std::nullopt;
     }
     out.host = rest.substr(1, close - 1);
-    if (close + 1 < rest.size() && rest[close + 1] == ':') {
+    if (close + 1 < rest.size()) {
+      if (rest[close + 1] != ':') {
+        error = "--url has text after the IPv6 address: '" + url + "'";
+        return std::nullopt;
+      }
       out.port = rest.substr(close + 2);
     }
   } else if (const size_t colon = rest.rfind(':'); colon != std::string::npos) {
     out.host = rest.substr(0, colon);
     out.port = rest.substr(colon + 1);
   }
-  if (out.port.empty() || out.port.find_first_not_of("0123456789") != std::string::npos) {
-    error = "--url has a bad port: '" + url + "'";
+  const bool digits = !out.port.empty() && out.port.size() <= 5 &&
+                      out.port.find_first_not_of("0123456789") == std::string::npos;
+  if (!digits || std::stoi(out.port) < 1 || std::stoi(out.port) > 65535) {
+    error = "--url has a bad port (1 to 65535): '" + url + "'";
+    return std::nullopt;
+  }
+  if (out.host.empty()) {
+    error = "--url has no host: '" + url + "'";
     return std::nullopt;
   }
   return out;
@@ -73,37 +83,51 @@ int run_status(const StatusFlags& flags) {
     std::cerr << "tandem status: " << error << "\n";
     return 1;
   }
+  // The exchange runs asynchronously so that --timeout-ms bounds all of it: a tcp_stream's
+  // deadline applies to asynchronous operations only.
   asio::io_context ioc;
-  net::tcp::resolver resolver(ioc);
   beast::tcp_stream stream(ioc);
-  boost::system::error_code ec;
-  const auto endpoints = resolver.resolve(target->host, target->port, ec);
-  if (ec) {
-    std::cerr << "tandem status: cannot resolve " << target->host << ": " << ec.message() << "\n";
-    return 1;
-  }
-  stream.expires_after(std::chrono::milliseconds(flags.timeout_ms));
-  stream.connect(endpoints, ec);
-  if (ec) {
-    std::cerr << "tandem status: cannot reach the gateway at " << flags.url << ": " << ec.message()
-              << " (is `tandem serve` running there?)\n";
-    return 1;
-  }
-  http::request<http::empty_body> req{http::verb::get, "/v1/tandem/status", 11};
-  req.set(http::field::host, target->host);
-  req.set(http::field::user_agent, "tandem-status");
-  if (const char* key = std::getenv(flags.key_env.c_str()); key != nullptr && *key != '\0') {
-    req.set(http::field::authorization, std::string("Bearer ") + key);
-  }
-  http::write(stream, req, ec);
   beast::flat_buffer buffer;
   http::response_parser<http::string_body> parser;
   parser.body_limit(64u << 20);
-  if (!ec) {
-    http::read(stream, buffer, parser, ec);
-  }
-  if (ec) {
-    std::cerr << "tandem status: no answer from " << flags.url << ": " << ec.message() << "\n";
+  std::string failure;
+  const char* key = std::getenv(flags.key_env.c_str());
+  auto exchange = [&]() -> net::awaitable<void> {
+    net::tcp::resolver resolver(ioc);
+    boost::system::error_code ec;
+    const auto endpoints = co_await resolver.async_resolve(
+        target->host, target->port, asio::redirect_error(net::use_awaitable, ec));
+    if (ec) {
+      failure = "cannot resolve " + target->host + ": " + ec.message();
+      co_return;
+    }
+    stream.expires_after(std::chrono::milliseconds(flags.timeout_ms));
+    co_await stream.async_connect(endpoints, asio::redirect_error(net::use_awaitable, ec));
+    if (ec) {
+      failure = "cannot reach the gateway at " + flags.url + ": " + ec.message() +
+                " (is `tandem serve` running there?)";
+      co_return;
+    }
+    http::request<http::empty_body> req{http::verb::get, "/v1/tandem/status", 11};
+    req.set(http::field::host, target->host);
+    req.set(http::field::user_agent, "tandem-status");
+    if (key != nullptr && *key != '\0') {
+      req.set(http::field::authorization, std::string("Bearer ") + key);
+    }
+    co_await http::async_write(stream, req, asio::redirect_error(net::use_awaitable, ec));
+    if (!ec) {
+      co_await http::async_read(stream, buffer, parser,
+                                asio::redirect_error(net::use_awaitable, ec));
+    }
+    if (ec) {
+      failure = "no answer from " + flags.url + " within " + std::to_string(flags.timeout_ms) +
+                " ms: " + ec.message();
+    }
+  };
+  asio::co_spawn(ioc, exchange(), asio::detached);
+  ioc.run();
+  if (!failure.empty()) {
+    std::cerr << "tandem status: " << failure << "\n";
     return 1;
   }
   const auto& res = parser.get();

@@ -167,8 +167,8 @@ class Gateway {
   // The routing database's audit of what went to the cloud; null when operations.audit is off.
   store::AuditLog* audit_log() const { return audit_log_.get(); }
   // Feeds the shared circuit states both ways (circuits this replica opened go out; circuits
-  // other replicas opened hold this one's upstreams open) — the gateway runs it every second
-  // when a shared store is configured.
+  // other replicas opened hold this one's upstreams open) and adds this replica's counts to the
+  // fleet counters — the gateway runs it every second when a shared store is configured.
   void sync_shared_circuits(int64_t now_ms);
   ~Gateway();
 
@@ -282,6 +282,7 @@ class Gateway {
   // Masks what the privacy detectors find in audited bodies (operations.audit.content redacted).
   std::shared_ptr<const routing::PrivacyScanner> audit_scanner_;
   std::map<std::string, bool> published_circuits_;  // upstreams whose open circuit we announced
+  std::map<std::string, int64_t> pending_fleet_;    // fleet counts a failed add kept back
   std::unique_ptr<store::SharedState> shared_;
   std::string replica_;
   int64_t started_unix_ms_ = 0;

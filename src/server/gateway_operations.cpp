@@ -134,6 +134,21 @@ void Gateway::sync_shared_circuits(int64_t now_ms) {
       }
     }
   }
+  // This replica's counts since the last round join the fleet's; a failed add keeps them for
+  // the next round.
+  for (const auto& [name, delta] : stats_->take_fleet_deltas()) {
+    if (delta == 0) {
+      continue;
+    }
+    if (auto added = shared_->add(name, delta); !added) {
+      pending_fleet_[name] += delta;
+      log_event(LogLevel::kWarn, "store", "shared_counter_failed",
+                {{"counter", name}, {"message", added.error().message}});
+    }
+  }
+  for (auto it = pending_fleet_.begin(); it != pending_fleet_.end();) {
+    it = shared_->add(it->first, it->second) ? pending_fleet_.erase(it) : std::next(it);
+  }
   auto open = shared_->open_circuits(now_ms);
   if (!open) {
     log_event(LogLevel::kWarn, "store", "shared_circuits_failed",

@@ -143,6 +143,31 @@ void GatewayStats::observe(const store::TraceRecord& trace, bool routed, int64_t
   if (trace.edge_good) {
     observe_label(trace.label_source, *trace.edge_good);
   }
+  std::lock_guard lock(mutex_);
+  ++fleet_deltas_["requests"];
+  ++fleet_deltas_["requests." + tier];
+  if (trace.escalated) {
+    ++fleet_deltas_["escalations"];
+  }
+  // Money in whole micro-USD, carrying the fractions over so that nothing is lost to rounding.
+  const auto whole = [](double& remainder, double usd) {
+    remainder += usd * 1e6;
+    const auto micro = static_cast<int64_t>(remainder);
+    remainder -= static_cast<double>(micro);
+    return micro;
+  };
+  fleet_deltas_["cloud_cost_micro_usd"] += whole(cloud_cost_remainder_, trace.cost_cloud);
+  if (trace.cost_all_cloud) {
+    const double saved = std::max(0.0, *trace.cost_all_cloud - trace.cost_edge - trace.cost_cloud);
+    fleet_deltas_["saved_micro_usd"] += whole(saved_remainder_, saved);
+  }
+}
+
+std::map<std::string, int64_t> GatewayStats::take_fleet_deltas() {
+  std::lock_guard lock(mutex_);
+  std::map<std::string, int64_t> out;
+  out.swap(fleet_deltas_);
+  return out;
 }
 
 void GatewayStats::observe_label(const std::string& source, bool edge_good) {

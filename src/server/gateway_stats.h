@@ -37,6 +37,11 @@ class GatewayStats {
   // writer; here it only counts).
   void observe_label(const std::string& source, bool edge_good);
 
+  // Fleet-wide counters (several replicas, store.redis): what this replica added since the
+  // last call, by counter name ("requests", "requests.edge", "escalations",
+  // "cloud_cost_micro_usd", "saved_micro_usd"); the caller adds them to the shared store.
+  std::map<std::string, int64_t> take_fleet_deltas();
+
   // The status page's traffic, latency, tokens, cost and quality sections.
   nlohmann::json traffic_json(int64_t now_ms) const;
   nlohmann::json latency_json(int64_t now_ms, bool ttft) const;
@@ -54,6 +59,9 @@ class GatewayStats {
   std::map<std::string, telemetry::LatencyWindow> ttft_;
   mutable std::mutex mutex_;
   std::map<std::string, uint64_t> pins_by_detector_;  // guarded by mutex_
+  std::map<std::string, int64_t> fleet_deltas_;       // guarded by mutex_
+  double cloud_cost_remainder_ = 0.0;                 // guarded by mutex_: below one micro-USD
+  double saved_remainder_ = 0.0;                      // guarded by mutex_
 };
 
 }  // namespace tandem::server

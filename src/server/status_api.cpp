@@ -129,6 +129,22 @@ json reviews_json(Gateway& gateway) {
   return out;
 }
 
+// Every replica's counts together (store.redis); null for a gateway on its own.
+json fleet_json(const Gateway& gateway) {
+  if (std::string_view(gateway.shared().backend()) == "local") {
+    return nullptr;
+  }
+  auto counters = gateway.shared().counters();
+  if (!counters) {
+    return {{"error", counters.error().message}};
+  }
+  json out = json::object();
+  for (const auto& [name, value] : *counters) {
+    out[name] = value;
+  }
+  return {{"counters", std::move(out)}, {"synced_every_s", 1}};
+}
+
 }  // namespace
 
 json status_json(Gateway& gateway, bool ready) {
@@ -166,7 +182,8 @@ json status_json(Gateway& gateway, bool ready) {
           {"gaming", monitors.gaming_json(now)},
           {"reviews", reviews_json(gateway)},
           {"privacy", stats.privacy_json()},
-          {"edge", std::move(edge)}};
+          {"edge", std::move(edge)},
+          {"fleet", fleet_json(gateway)}};
 }
 
 void register_scrape_metrics(Gateway& gateway) {

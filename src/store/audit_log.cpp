@@ -34,6 +34,10 @@ Status validate(const AuditRecord& r) {
         ErrorCode::kInvalidArgument,
         "audit content_mode must be none, redacted or full, not '" + r.content_mode + "'");
   }
+  if (r.content_mode == "none" && !r.content.empty()) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "audit content must be empty when content_mode is none");
+  }
   if (r.content.size() > kMaxAuditContentBytes) {
     return make_error(ErrorCode::kInvalidArgument,
                       "audit content is " + std::to_string(r.content.size()) +

@@ -21,7 +21,9 @@
 
 namespace tandem::store {
 
-inline constexpr size_t kMaxAuditContentBytes = 8u << 20;  // larger bodies are cut, and say so
+// append() refuses larger content; the gateway keeps the first kMaxAuditContentBytes of a
+// larger body (its bytes and sha256 still describe the whole body).
+inline constexpr size_t kMaxAuditContentBytes = 8u << 20;
 
 struct AuditRecord {
   int64_t id = 0;  // assigned by append(); increasing
@@ -53,8 +55,8 @@ class AuditLog {
  public:
   explicit AuditLog(std::shared_ptr<Database> db);
 
-  // kInvalidArgument naming the field for an unknown purpose or content mode, or content over
-  // kMaxAuditContentBytes. Returns the id assigned.
+  // kInvalidArgument naming the field for an unknown purpose or content mode, content with
+  // content_mode "none", or content over kMaxAuditContentBytes. Returns the id assigned.
   Result<int64_t> append(const AuditRecord& record);
   // Newest first.
   Result<std::vector<AuditRecord>> read(const AuditQuery& query);

@@ -5,12 +5,20 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
 #include <sqlite3.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -220,7 +228,7 @@ TEST(CliReviewTest, ListsShowsAndAnswersTickets) {
   {
     auto database = tandem::store::Database::open(db);
     ASSERT_TRUE(database) << database.error().message;
-    tandem::store::ReviewQueue queue(database.value());
+    tandem::store::SqliteReviewQueue queue(database.value());
     tandem::store::NewTicket ticket;
     ticket.model = "tandem";
     ticket.request_json = R"({"model":"tandem","messages":[{"role":"user","content":"Refund?"}]})";
@@ -839,7 +847,7 @@ TEST_F(CliReplay, AReviewAnswerFromTheCommandLineLabelsTheTrace) {
     ticket.request_json = R"({"model":"tandem","prompt":"A, B or C?"})";
     ticket.prompt_text = "A, B or C?";
     ticket.reason = "the cloud is unsure too";
-    auto created = tandem::store::ReviewQueue(database.value()).create(ticket, 1000);
+    auto created = tandem::store::SqliteReviewQueue(database.value()).create(ticket, 1000);
     ASSERT_TRUE(created) << created.error().message;
     id = created->id;
     tandem::store::TraceRecord trace;
@@ -905,6 +913,393 @@ TEST(CliCalibrate, FromTheGatewaysLabelledTraces) {
     EXPECT_TRUE(w.contains(key)) << key;
   }
   EXPECT_GT(j["expected"]["quality_vs_cloud"]["estimate"].get<double>(), 0.9);
+}
+
+}  // namespace
+
+namespace {
+
+// ---- tandem status ----------------------------------------------------------------------
+
+// An HTTP GET over a plain socket: the status code, or -1 when nothing answered.
+int http_get_status(int port, const std::string& path) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) {
+    return -1;
+  }
+  timeval tv{2, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  int status = -1;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+    const std::string req =
+        "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+    if (::send(fd, req.data(), req.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(req.size())) {
+      std::string head;
+      std::array<char, 512> buffer{};
+      ssize_t n = 0;
+      while (head.size() < 12 && (n = ::recv(fd, buffer.data(), buffer.size(), 0)) > 0) {
+        head.append(buffer.data(), static_cast<size_t>(n));
+      }
+      if (head.rfind("HTTP/1.1 ", 0) == 0 && head.size() >= 12) {
+        status = std::atoi(head.substr(9, 3).c_str());
+      }
+    }
+  }
+  ::close(fd);
+  return status;
+}
+
+// A loopback port nobody listens on (bound, then released).
+int closed_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  int port = -1;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  ::close(fd);
+  return port;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+// `tandem serve --config FILE --port 0` as a child process, until destroyed (SIGTERM, then
+// SIGKILL if it lingers). ready() once /health answers 200; port() is the one it bound.
+class ServeProcess {
+ public:
+  ServeProcess(const std::string& name, const std::string& config_yaml,
+               const std::vector<std::pair<std::string, std::string>>& env) {
+    dir_ = ::testing::TempDir() + "cli-status-" + name + "-" + std::to_string(::getpid()) + "/";
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    const std::string config = dir_ + "tandem.yaml";
+    std::ofstream(config) << config_yaml;
+    const std::string out = dir_ + "stdout.txt";
+    const std::string err = dir_ + "stderr.txt";
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      for (const auto& [key, value] : env) {
+        ::setenv(key.c_str(), value.c_str(), 1);
+      }
+      FILE* o = std::freopen(out.c_str(), "w", stdout);
+      FILE* e = std::freopen(err.c_str(), "w", stderr);
+      if (o != nullptr && e != nullptr) {
+        ::execl(TANDEM_BINARY, TANDEM_BINARY, "serve", "--config", config.c_str(), "--port", "0",
+                static_cast<char*>(nullptr));
+      }
+      ::_exit(127);
+    }
+    if (pid_ < 0) {
+      problem_ = "fork failed";
+      return;
+    }
+    // The port it bound, from its banner; then /health.
+    const std::string marker = "listening on http://127.0.0.1:";
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (std::chrono::steady_clock::now() < deadline) {
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        problem_ = "tandem serve exited early: " + slurp(err);
+        return;
+      }
+      if (port_ <= 0) {
+        const std::string text = slurp(out);
+        if (const size_t at = text.find(marker); at != std::string::npos) {
+          port_ = std::atoi(text.c_str() + at + marker.size());
+        }
+      }
+      if (port_ > 0 && http_get_status(port_, "/health") == 200) {
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    problem_ = "tandem serve did not become ready: " + slurp(err);
+  }
+
+  ~ServeProcess() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGTERM);
+      int status = 0;
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+      while (::waitpid(pid_, &status, WNOHANG) == 0) {
+        if (std::chrono::steady_clock::now() > deadline) {
+          ::kill(pid_, SIGKILL);
+          ::waitpid(pid_, &status, 0);
+          break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+    }
+    std::filesystem::remove_all(dir_);
+  }
+  ServeProcess(const ServeProcess&) = delete;
+  ServeProcess& operator=(const ServeProcess&) = delete;
+
+  bool ready() const { return problem_.empty() && port_ > 0; }
+  const std::string& problem() const { return problem_; }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  std::string dir_;
+  pid_t pid_ = -1;
+  int port_ = -1;
+  std::string problem_;
+};
+
+constexpr const char* kOperatorKey = "sk-tandem-test-operator-0123456789";
+constexpr const char* kAppKey = "sk-tandem-test-app-0123456789";
+
+std::string serve_config(bool with_keys) {
+  std::string yaml = "server:\n  host: 127.0.0.1\n  shutdown_grace_ms: 500\n";
+  if (with_keys) {
+    yaml +=
+        "  api_keys:\n"
+        "    - name: ops\n      key_env: TANDEM_STATUS_TEST_OPS_KEY\n      reviewer: true\n"
+        "    - name: app\n      key_env: TANDEM_STATUS_TEST_APP_KEY\n";
+  }
+  yaml += "edge:\n  model: " + kModel + "\n";
+  return yaml;
+}
+
+// The gateways are started once for the group (one without keys, one with), when first used.
+class CliStatus : public ::testing::Test {
+ protected:
+  static void TearDownTestSuite() {
+    open_.reset();
+    keyed_.reset();
+  }
+
+  static const ServeProcess& open_gateway() {
+    if (!open_) {
+      open_ = std::make_unique<ServeProcess>("open", serve_config(false),
+                                             std::vector<std::pair<std::string, std::string>>{});
+    }
+    return *open_;
+  }
+  static const ServeProcess& keyed_gateway() {
+    if (!keyed_) {
+      keyed_ = std::make_unique<ServeProcess>("keyed", serve_config(true),
+                                              std::vector<std::pair<std::string, std::string>>{
+                                                  {"TANDEM_STATUS_TEST_OPS_KEY", kOperatorKey},
+                                                  {"TANDEM_STATUS_TEST_APP_KEY", kAppKey}});
+    }
+    return *keyed_;
+  }
+
+  // `tandem status ARGS` with exactly the environment variables in `env` added to ours and
+  // TANDEM_API_KEY unset unless `env` sets it.
+  // A command that does not finish within `timeout_s` is killed (exit code 124).
+  static Output status(const std::string& args, bool with_stderr = false,
+                       const std::string& env = "", int timeout_s = 20) {
+    const std::string command = "env -u TANDEM_API_KEY " + env + " timeout " +
+                                std::to_string(timeout_s) + " " + TANDEM_BINARY + " status " +
+                                args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+    Output out;
+    FILE* pipe = popen(command.c_str(), "r");
+    if (pipe == nullptr) {
+      return out;
+    }
+    std::array<char, 4096> buffer{};
+    size_t n = 0;
+    while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) {
+      out.stdout_text.append(buffer.data(), n);
+    }
+    const int code = pclose(pipe);
+    out.exit_code = WIFEXITED(code) ? WEXITSTATUS(code) : -1;
+    return out;
+  }
+
+  static inline std::unique_ptr<ServeProcess> open_;
+  static inline std::unique_ptr<ServeProcess> keyed_;
+};
+
+const std::vector<std::string> kStatusSections = {"gateway", "traffic", "latency_ms", "cost",
+                                                  "models",  "offline", "device",     "circuits",
+                                                  "gaming",  "reviews"};
+
+TEST_F(CliStatus, PrintsTheGatewaysStatusAsOneJsonObject) {
+  const auto& gateway = open_gateway();
+  ASSERT_TRUE(gateway.ready()) << gateway.problem();
+  auto out = status("--url " + gateway.url());
+  ASSERT_EQ(out.exit_code, 0) << out.stdout_text;
+  const auto doc = nlohmann::json::parse(out.stdout_text, nullptr, false);
+  ASSERT_TRUE(doc.is_object()) << out.stdout_text;
+  for (const auto& section : kStatusSections) {
+    EXPECT_TRUE(doc.contains(section)) << section << " missing from " << out.stdout_text;
+  }
+  EXPECT_TRUE(doc["gateway"].is_object());
+  EXPECT_EQ(doc["gateway"]["ready"], true);
+  EXPECT_TRUE(doc["circuits"].is_array() || doc["circuits"].is_object());
+  // A trailing slash on the address is fine.
+  auto slash = status("--url " + gateway.url() + "/ --section gateway");
+  EXPECT_EQ(slash.exit_code, 0) << slash.stdout_text;
+}
+
+TEST_F(CliStatus, SectionPrintsOnlyThatObject) {
+  const auto& gateway = open_gateway();
+  ASSERT_TRUE(gateway.ready()) << gateway.problem();
+  auto all = status("--url " + gateway.url());
+  ASSERT_EQ(all.exit_code, 0) << all.stdout_text;
+  const auto full = nlohmann::json::parse(all.stdout_text);
+  ASSERT_TRUE(full.contains("traffic"));
+  auto out = status("--url " + gateway.url() + " --section traffic");
+  ASSERT_EQ(out.exit_code, 0) << out.stdout_text;
+  const auto doc = nlohmann::json::parse(out.stdout_text, nullptr, false);
+  ASSERT_TRUE(doc.is_object()) << out.stdout_text;
+  // The traffic object itself, not the document around it (an idle gateway: nothing changed
+  // between the two calls).
+  EXPECT_TRUE(doc.contains("total")) << out.stdout_text;
+  EXPECT_FALSE(doc.contains("gateway")) << out.stdout_text;
+  EXPECT_FALSE(doc.contains("traffic")) << out.stdout_text;
+  EXPECT_EQ(doc, full["traffic"]);
+}
+
+TEST_F(CliStatus, AnUnknownSectionExits1ListingTheSections) {
+  const auto& gateway = open_gateway();
+  ASSERT_TRUE(gateway.ready()) << gateway.problem();
+  auto stdout_only = status("--url " + gateway.url() + " --section nope");
+  EXPECT_EQ(stdout_only.exit_code, 1);
+  EXPECT_EQ(stdout_only.stdout_text, "");  // nothing on stdout for a script to misread
+  auto out = status("--url " + gateway.url() + " --section nope", true);
+  EXPECT_EQ(out.exit_code, 1);
+  EXPECT_NE(out.stdout_text.find("no section 'nope'"), std::string::npos) << out.stdout_text;
+  for (const auto& section : kStatusSections) {
+    EXPECT_NE(out.stdout_text.find(section), std::string::npos)
+        << section << ": " << out.stdout_text;
+  }
+}
+
+TEST_F(CliStatus, AnUnreachableGatewayExits1) {
+  const int port = closed_port();
+  ASSERT_GT(port, 0);
+  const std::string url = "http://127.0.0.1:" + std::to_string(port);
+  auto out = status("--url " + url, true);
+  EXPECT_EQ(out.exit_code, 1);
+  EXPECT_NE(out.stdout_text.find("cannot reach the gateway"), std::string::npos) << out.stdout_text;
+  EXPECT_NE(out.stdout_text.find(url), std::string::npos) << out.stdout_text;
+}
+
+TEST_F(CliStatus, BadUrlsExit1NamingTheProblem) {
+  auto https = status("--url https://x", true);
+  EXPECT_EQ(https.exit_code, 1);
+  EXPECT_NE(https.stdout_text.find("http://"), std::string::npos) << https.stdout_text;
+  EXPECT_NE(https.stdout_text.find("https://x"), std::string::npos) << https.stdout_text;
+
+  auto path = status("--url http://host/path", true);
+  EXPECT_EQ(path.exit_code, 1);
+  EXPECT_NE(path.stdout_text.find("without a path"), std::string::npos) << path.stdout_text;
+  EXPECT_NE(path.stdout_text.find("http://host/path"), std::string::npos) << path.stdout_text;
+
+  auto port = status("--url http://127.0.0.1:80x", true);
+  EXPECT_EQ(port.exit_code, 1);
+  EXPECT_NE(port.stdout_text.find("bad port"), std::string::npos) << port.stdout_text;
+
+  auto ipv6 = status("--url 'http://[::1'", true);
+  EXPECT_EQ(ipv6.exit_code, 1);
+  EXPECT_NE(ipv6.stdout_text.find("IPv6"), std::string::npos) << ipv6.stdout_text;
+
+  auto empty = status("--url http://", true);
+  EXPECT_EQ(empty.exit_code, 1);
+
+  auto out_of_range = status("--url http://127.0.0.1:99999", true);
+  EXPECT_EQ(out_of_range.exit_code, 1);
+  EXPECT_NE(out_of_range.stdout_text.find("bad port"), std::string::npos)
+      << out_of_range.stdout_text;
+
+  auto trailing = status("--url 'http://[::1]junk'", true);
+  EXPECT_EQ(trailing.exit_code, 1);
+  EXPECT_NE(trailing.stdout_text.find("after the IPv6 address"), std::string::npos)
+      << trailing.stdout_text;
+}
+
+TEST_F(CliStatus, WithApiKeysConfiguredAnOperatorKeyIsNeeded) {
+  const auto& gateway = keyed_gateway();
+  ASSERT_TRUE(gateway.ready()) << gateway.problem();
+
+  auto none = status("--url " + gateway.url(), true);
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_NE(none.stdout_text.find("401"), std::string::npos) << none.stdout_text;
+  EXPECT_NE(none.stdout_text.find("TANDEM_API_KEY"), std::string::npos) << none.stdout_text;
+
+  auto wrong = status("--url " + gateway.url(), true, "TANDEM_API_KEY=sk-not-a-key");
+  EXPECT_EQ(wrong.exit_code, 1);
+  EXPECT_NE(wrong.stdout_text.find("TANDEM_API_KEY"), std::string::npos) << wrong.stdout_text;
+
+  // A client's key that is not a reviewer's is refused too.
+  auto app = status("--url " + gateway.url(), true, std::string("TANDEM_API_KEY=") + kAppKey);
+  EXPECT_EQ(app.exit_code, 1);
+  EXPECT_NE(app.stdout_text.find("403"), std::string::npos) << app.stdout_text;
+  EXPECT_NE(app.stdout_text.find("TANDEM_API_KEY"), std::string::npos) << app.stdout_text;
+  EXPECT_EQ(app.stdout_text.find(kAppKey), std::string::npos) << "the key was echoed";
+
+  auto ops = status("--url " + gateway.url(), false, std::string("TANDEM_API_KEY=") + kOperatorKey);
+  ASSERT_EQ(ops.exit_code, 0) << ops.stdout_text;
+  const auto doc = nlohmann::json::parse(ops.stdout_text, nullptr, false);
+  ASSERT_TRUE(doc.is_object()) << ops.stdout_text;
+  for (const auto& section : kStatusSections) {
+    EXPECT_TRUE(doc.contains(section)) << section;
+  }
+  EXPECT_EQ(ops.stdout_text.find(kOperatorKey), std::string::npos) << "the key was echoed";
+}
+
+TEST_F(CliStatus, ApiKeyEnvNamesAnotherVariable) {
+  const auto& gateway = keyed_gateway();
+  ASSERT_TRUE(gateway.ready()) << gateway.problem();
+  auto missing = status("--url " + gateway.url() + " --api-key-env MY_OPS_KEY", true);
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.stdout_text.find("MY_OPS_KEY"), std::string::npos) << missing.stdout_text;
+  // TANDEM_API_KEY is not read when another variable is named.
+  auto ignored = status("--url " + gateway.url() + " --api-key-env MY_OPS_KEY", true,
+                        std::string("TANDEM_API_KEY=") + kOperatorKey);
+  EXPECT_EQ(ignored.exit_code, 1) << ignored.stdout_text;
+  auto ok = status("--url " + gateway.url() + " --api-key-env MY_OPS_KEY --section gateway", false,
+                   std::string("MY_OPS_KEY=") + kOperatorKey);
+  ASSERT_EQ(ok.exit_code, 0) << ok.stdout_text;
+  EXPECT_TRUE(nlohmann::json::parse(ok.stdout_text).contains("version")) << ok.stdout_text;
+}
+
+// --timeout-ms promises to give up: a gateway that accepts the connection but never answers
+// must not hang the command.
+TEST_F(CliStatus, AGatewayThatNeverAnswersTimesOut) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(fd, 8), 0);  // the kernel accepts; nobody reads or answers
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const std::string url = "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  const auto start = std::chrono::steady_clock::now();
+  // Killed after 3 s so that a hang cannot stall the suite: exit code 124 means it hung.
+  auto out = status("--url " + url + " --timeout-ms 300", true, "", 3);
+  const auto took = std::chrono::steady_clock::now() - start;
+  ::close(fd);
+  EXPECT_EQ(out.exit_code, 1) << out.stdout_text;
+  EXPECT_LT(took, std::chrono::milliseconds(2500));
+}
+
+TEST_F(CliStatus, HelpDocumentsTheFlags) {
+  auto help = status("--help");
+  EXPECT_EQ(help.exit_code, 0);
+  for (const char* flag : {"--url", "--api-key-env", "--section", "--timeout-ms"}) {
+    EXPECT_NE(help.stdout_text.find(flag), std::string::npos) << flag;
+  }
+  EXPECT_NE(run_tandem("--help").stdout_text.find("status"), std::string::npos);
 }
 
 }  // namespace

@@ -59,6 +59,17 @@ TEST(ReplicasGatewayTest, TicketsAndRoutingMemoryAreSharedThroughRedis) {
   EXPECT_EQ(remembered.json_body()["tandem"]["routing"]["decision"]["reasons"][0]["code"],
             "consistency.memory");
   EXPECT_EQ(remembered.json_body()["tandem"]["tier"], "cloud");
+
+  // Both replicas' requests add up in the fleet counters (synced every second).
+  ASSERT_TRUE(eventually(
+      [&] {
+        const json fleet = request(b.port(), "GET", "/v1/tandem/status").json_body()["fleet"];
+        return fleet.is_object() && fleet["counters"].value("requests", 0) == 3 &&
+               fleet["counters"].value("requests.cloud", 0) == 2 &&
+               fleet["counters"].value("requests.human", 0) == 1;
+      },
+      std::chrono::seconds(10)))
+      << request(b.port(), "GET", "/v1/tandem/status").json_body()["fleet"].dump();
 }
 
 TEST(ReplicasGatewayTest, ACircuitOneReplicaOpenedHoldsOnTheOthers) {
