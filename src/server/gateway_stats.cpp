@@ -88,7 +88,7 @@ void GatewayStats::observe(const store::TraceRecord& trace, bool routed, int64_t
     registry_.counter(kEscalations, "").add();
     recent_escalations_.add(routed ? "routed" : "named", now_ms);
   }
-  const auto bucket = telemetry::latency_buckets_seconds();
+  static const std::vector<double> bucket = telemetry::latency_buckets_seconds();
   registry_
       .histogram(kDuration, "Whole request latency per answering tier", bucket, {{"tier", tier}})
       .observe(trace.latency_ms / 1000.0);

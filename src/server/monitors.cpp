@@ -173,11 +173,40 @@ json Monitors::device_json() const {
           {"problems", device.problems}};
 }
 
+std::shared_ptr<const telemetry::GamingMonitor::Report> Monitors::gaming_report(
+    int64_t now_ms) const {
+  if (!gaming_) {
+    return nullptr;
+  }
+  const auto fresh = [&]() -> std::shared_ptr<const telemetry::GamingMonitor::Report> {
+    std::lock_guard lock(mutex_);
+    if (gaming_report_ && now_ms - gaming_report_at_ms_ < kGamingReportTtlMs &&
+        now_ms >= gaming_report_at_ms_) {
+      return gaming_report_;
+    }
+    return nullptr;
+  };
+  if (auto report = fresh()) {
+    return report;
+  }
+  // One thread computes; the others wait for it instead of computing the same report again.
+  std::lock_guard computing(report_mutex_);
+  if (auto report = fresh()) {
+    return report;
+  }
+  auto report = std::make_shared<const telemetry::GamingMonitor::Report>(gaming_->report(now_ms));
+  std::lock_guard lock(mutex_);
+  gaming_report_ = report;
+  gaming_report_at_ms_ = now_ms;
+  return report;
+}
+
 json Monitors::gaming_json(int64_t now_ms) const {
   if (!gaming_) {
     return {{"enabled", false}, {"flagged", json::array()}};
   }
-  const auto report = gaming_->report(now_ms);
+  const auto cached = gaming_report(now_ms);
+  const auto& report = *cached;
   json flagged = json::array();
   for (const auto& c : report.flagged) {
     flagged.push_back({{"client", c.client},

@@ -62,6 +62,12 @@ class Monitors {
   nlohmann::json offline_json() const;
   nlohmann::json gaming_json(int64_t now_ms) const;
 
+  // The gaming report, computed at most once per kGamingReportTtlMs: at 10,000 clients a
+  // report takes ~15 ms under the monitor's lock, which record() on the request path waits
+  // for (docs/BENCHMARKS.md), so scrapes and status pages share one. Null when gaming is off.
+  std::shared_ptr<const telemetry::GamingMonitor::Report> gaming_report(int64_t now_ms) const;
+  static constexpr int64_t kGamingReportTtlMs = 5000;
+
  private:
   config::OperationsConfig config_;
   DeviceReader reader_;
@@ -73,6 +79,9 @@ class Monitors {
   telemetry::DeviceState device_;  // guarded by mutex_
   Offline offline_;                // guarded by mutex_
   bool cloud_seen_ = false;        // guarded by mutex_
+  mutable std::shared_ptr<const telemetry::GamingMonitor::Report> gaming_report_;  // mutex_
+  mutable int64_t gaming_report_at_ms_ = 0;                                        // mutex_
+  mutable std::mutex report_mutex_;  // one report at a time; never held with mutex_
 };
 
 // The monitors' options from the configuration.

@@ -268,9 +268,8 @@ void register_scrape_metrics(Gateway& gateway) {
   registry.gauge_function(
       "tandem_gaming_flagged_clients", "Clients flagged for routing gaming in the current window",
       [g] {
-        auto* gaming = g->monitors().gaming();
-        return Samples{
-            {{}, gaming ? static_cast<double>(gaming->report(unix_ms()).flagged.size()) : 0.0}};
+        const auto report = g->monitors().gaming_report(unix_ms());
+        return Samples{{{}, report ? static_cast<double>(report->flagged.size()) : 0.0}};
       });
 }
 

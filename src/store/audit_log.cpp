@@ -14,9 +14,6 @@ constexpr const char* kSelectSql =
     "SELECT id, unix_ms, request_id, client, upstream, model, purpose, bytes, sha256, "
     "content_mode, content, redactions, redacted_detectors FROM cloud_audit WHERE unix_ms >= ?1 "
     "AND unix_ms < ?2 AND (?3 = '' OR upstream = ?3) ORDER BY id DESC LIMIT ?4";
-constexpr const char* kPruneSql =
-    "DELETE FROM cloud_audit WHERE id <= "
-    "(SELECT id FROM cloud_audit ORDER BY id DESC LIMIT 1 OFFSET ?1)";
 
 bool one_of(const std::string& value, std::initializer_list<const char*> allowed) {
   return std::any_of(allowed.begin(), allowed.end(),
@@ -131,17 +128,7 @@ Result<size_t> AuditLog::count() {
 }
 
 Result<size_t> AuditLog::prune(uint64_t max_rows) {
-  Connection connection = db_->acquire();
-  auto stmt = connection.prepare(kPruneSql);
-  if (!stmt) {
-    return stmt.error();
-  }
-  stmt->bind(
-      1, static_cast<int64_t>(std::min<uint64_t>(max_rows, std::numeric_limits<int64_t>::max())));
-  if (Status status = stmt->run(); !status) {
-    return status.error();
-  }
-  return static_cast<size_t>(connection.changes());
+  return prune_oldest_rows(*db_, "cloud_audit", max_rows);
 }
 
 }  // namespace tandem::store

@@ -33,6 +33,9 @@ Status check_ticket_id(std::string_view id);
 // What create() refuses: a field over its size limit, a draft_tier other than edge/cloud/"".
 Status check_new_ticket(const NewTicket& ticket);
 
+// The ticket create() stores and returns: pending, created and updated at now_ms.
+ReviewTicket pending_ticket(std::string id, const NewTicket& ticket, int64_t now_ms);
+
 // list()'s and count()'s filter: "" or one of the three statuses.
 Status check_status_filter(const std::string& status);
 
@@ -69,6 +72,10 @@ Status check_memory_client(const std::string& client);
 
 // remember()'s tier (edge/cloud/human), positive ttl and reason of at most 64 KiB.
 Status check_route(const std::string& tier, const std::string& reason, int64_t ttl_ms);
+
+// Every check remember() makes, in order: the keys, the client, the route.
+Status check_remember(const std::string& client, const std::vector<uint64_t>& keys,
+                      const std::string& tier, const std::string& reason, int64_t ttl_ms);
 
 // now_ms + ttl_ms, saturating at INT64_MAX instead of overflowing ("remember for ever").
 int64_t route_expiry(int64_t now_ms, int64_t ttl_ms);

@@ -82,6 +82,17 @@ Status check_route(const std::string& tier, const std::string& reason, int64_t t
   return {};
 }
 
+Status check_remember(const std::string& client, const std::vector<uint64_t>& keys,
+                      const std::string& tier, const std::string& reason, int64_t ttl_ms) {
+  if (Status status = check_cluster_keys(keys); !status) {
+    return status;
+  }
+  if (Status status = check_memory_client(client); !status) {
+    return status;
+  }
+  return check_route(tier, reason, ttl_ms);
+}
+
 int64_t route_expiry(int64_t now_ms, int64_t ttl_ms) {
   return now_ms > std::numeric_limits<int64_t>::max() - ttl_ms ? std::numeric_limits<int64_t>::max()
                                                                : now_ms + ttl_ms;
@@ -173,13 +184,7 @@ Status SqliteConsistencyMemory::remember(const std::string& client,
                                          const std::vector<uint64_t>& keys, const std::string& tier,
                                          const std::string& reason, int64_t now_ms,
                                          int64_t ttl_ms) {
-  if (Status status = internal::check_cluster_keys(keys); !status) {
-    return status;
-  }
-  if (Status status = internal::check_memory_client(client); !status) {
-    return status;
-  }
-  if (Status status = internal::check_route(tier, reason, ttl_ms); !status) {
+  if (Status status = internal::check_remember(client, keys, tier, reason, ttl_ms); !status) {
     return status;
   }
   if (keys.empty()) {

@@ -573,4 +573,22 @@ Status Database::migrate() {
   return {};
 }
 
+Result<size_t> prune_oldest_rows(Database& db, std::string_view table, uint64_t max_rows) {
+  const std::string name(table);
+  const std::string sql = "DELETE FROM " + name + " WHERE id <= (SELECT id FROM " + name +
+                          " ORDER BY id DESC LIMIT 1 OFFSET ?1)";
+  Connection connection = db.acquire();
+  auto stmt = connection.prepare(sql);
+  if (!stmt) {
+    return stmt.error();
+  }
+  // SQLite integers are signed; a retention beyond INT64_MAX rows keeps everything anyway.
+  stmt->bind(
+      1, static_cast<int64_t>(std::min<uint64_t>(max_rows, std::numeric_limits<int64_t>::max())));
+  if (Status status = stmt->run(); !status) {
+    return status.error();
+  }
+  return static_cast<size_t>(connection.changes());
+}
+
 }  // namespace tandem::store

@@ -161,4 +161,9 @@ class Database {
   std::unordered_map<std::string, CachedStatement> statements_;  // guarded by mutex_
 };
 
+// Retention of an append-only table: deletes its rows beyond the newest `max_rows`, newest by
+// the increasing integer primary key `id`, and returns how many went. `table` is one of the
+// store's own table names, never input.
+Result<size_t> prune_oldest_rows(Database& db, std::string_view table, uint64_t max_rows);
+
 }  // namespace tandem::store

@@ -235,13 +235,7 @@ Result<std::optional<RememberedRoute>> RedisConsistencyMemory::lookup(
 Status RedisConsistencyMemory::remember(const std::string& client,
                                         const std::vector<uint64_t>& keys, const std::string& tier,
                                         const std::string& reason, int64_t now_ms, int64_t ttl_ms) {
-  if (Status status = internal::check_cluster_keys(keys); !status) {
-    return status;
-  }
-  if (Status status = internal::check_memory_client(client); !status) {
-    return status;
-  }
-  if (Status status = internal::check_route(tier, reason, ttl_ms); !status) {
+  if (Status status = internal::check_remember(client, keys, tier, reason, ttl_ms); !status) {
     return status;
   }
   if (keys.empty()) {

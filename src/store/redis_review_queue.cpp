@@ -157,18 +157,7 @@ Result<ReviewTicket> RedisReviewQueue::create(const NewTicket& ticket, int64_t n
   if (!id) {
     return id.error();
   }
-  ReviewTicket stored;
-  stored.id = std::move(*id);
-  stored.status = "pending";
-  stored.created_at_ms = stored.updated_at_ms = now_ms;
-  stored.client = ticket.client;
-  stored.model = ticket.model;
-  stored.request_json = ticket.request_json;
-  stored.prompt_text = ticket.prompt_text;
-  stored.reason = ticket.reason;
-  stored.decision_json = ticket.decision_json;
-  stored.draft_answer = ticket.draft_answer;
-  stored.draft_tier = ticket.draft_tier;
+  ReviewTicket stored = internal::pending_ticket(std::move(*id), ticket, now_ms);
 
   const std::string now = std::to_string(now_ms);
   const std::vector<std::string> args = {order_prefix(now_ms),

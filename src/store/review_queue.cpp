@@ -180,6 +180,22 @@ Status check_new_ticket(const NewTicket& ticket) {
   return {};
 }
 
+ReviewTicket pending_ticket(std::string id, const NewTicket& ticket, int64_t now_ms) {
+  ReviewTicket stored;
+  stored.id = std::move(id);
+  stored.status = "pending";
+  stored.created_at_ms = stored.updated_at_ms = now_ms;
+  stored.client = ticket.client;
+  stored.model = ticket.model;
+  stored.request_json = ticket.request_json;
+  stored.prompt_text = ticket.prompt_text;
+  stored.reason = ticket.reason;
+  stored.decision_json = ticket.decision_json;
+  stored.draft_answer = ticket.draft_answer;
+  stored.draft_tier = ticket.draft_tier;
+  return stored;
+}
+
 Status check_status_filter(const std::string& status) {
   if (status.empty() || status == "pending" || status == "answered" || status == "rejected") {
     return {};
@@ -280,18 +296,7 @@ Result<ReviewTicket> SqliteReviewQueue::create(const NewTicket& ticket, int64_t 
     return status.error();
   }
 
-  ReviewTicket stored;
-  stored.id = std::move(*id);
-  stored.status = "pending";
-  stored.created_at_ms = stored.updated_at_ms = now_ms;
-  stored.client = ticket.client;
-  stored.model = ticket.model;
-  stored.request_json = ticket.request_json;
-  stored.prompt_text = ticket.prompt_text;
-  stored.reason = ticket.reason;
-  stored.decision_json = ticket.decision_json;
-  stored.draft_answer = ticket.draft_answer;
-  stored.draft_tier = ticket.draft_tier;
+  ReviewTicket stored = internal::pending_ticket(std::move(*id), ticket, now_ms);
   return stored;
 }
 

@@ -53,9 +53,6 @@ constexpr const char* kLabelTicketSql =
 constexpr const char* kLabelRequestSql =
     "UPDATE traces SET edge_good = ?2, label_source = ?3 WHERE request_id = ?1";
 constexpr const char* kCountSql = "SELECT count(*) FROM traces";
-// The id of the newest row that falls outside the retention; everything up to it goes.
-constexpr const char* kPruneSql =
-    "DELETE FROM traces WHERE id <= (SELECT id FROM traces ORDER BY id DESC LIMIT 1 OFFSET ?1)";
 
 bool valid_source(const std::string& source) {
   return source == "verification" || source == "review" || source == "shadow";
@@ -508,18 +505,7 @@ Result<size_t> TraceLog::count() {
 }
 
 Result<size_t> TraceLog::prune(uint64_t max_rows) {
-  Connection connection = db_->acquire();
-  auto stmt = connection.prepare(kPruneSql);
-  if (!stmt) {
-    return stmt.error();
-  }
-  // SQLite integers are signed; a retention beyond INT64_MAX rows keeps everything anyway.
-  stmt->bind(
-      1, static_cast<int64_t>(std::min<uint64_t>(max_rows, std::numeric_limits<int64_t>::max())));
-  if (Status status = stmt->run(); !status) {
-    return status.error();
-  }
-  return static_cast<size_t>(connection.changes());
+  return prune_oldest_rows(*db_, "traces", max_rows);
 }
 
 Result<std::shared_ptr<Database>> open_trace_database(const std::string& path) {

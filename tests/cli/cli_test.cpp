@@ -34,10 +34,8 @@ struct Output {
   std::string stdout_text;
 };
 
-// Runs `build/tandem ARGS` through the shell; stderr is folded into stdout when asked.
-Output run_tandem(const std::string& args, bool with_stderr = false) {
-  const std::string command =
-      std::string(TANDEM_BINARY) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+// Runs a shell command line, capturing its stdout and exit code.
+Output run_command(const std::string& command) {
   Output out;
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) {
@@ -51,6 +49,12 @@ Output run_tandem(const std::string& args, bool with_stderr = false) {
   const int status = pclose(pipe);
   out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return out;
+}
+
+// Runs `build/tandem ARGS` through the shell; stderr is folded into stdout when asked.
+Output run_tandem(const std::string& args, bool with_stderr = false) {
+  return run_command(std::string(TANDEM_BINARY) + " " + args +
+                     (with_stderr ? " 2>&1" : " 2>/dev/null"));
 }
 
 const std::string kModel = TANDEM_TEST_MODEL;
@@ -1107,19 +1111,7 @@ class CliStatus : public ::testing::Test {
     const std::string command = "env -u TANDEM_API_KEY " + env + " timeout " +
                                 std::to_string(timeout_s) + " " + TANDEM_BINARY + " status " +
                                 args + (with_stderr ? " 2>&1" : " 2>/dev/null");
-    Output out;
-    FILE* pipe = popen(command.c_str(), "r");
-    if (pipe == nullptr) {
-      return out;
-    }
-    std::array<char, 4096> buffer{};
-    size_t n = 0;
-    while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) {
-      out.stdout_text.append(buffer.data(), n);
-    }
-    const int code = pclose(pipe);
-    out.exit_code = WIFEXITED(code) ? WEXITSTATUS(code) : -1;
-    return out;
+    return run_command(command);
   }
 
   static inline std::unique_ptr<ServeProcess> open_;
