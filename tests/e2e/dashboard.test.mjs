@@ -15,16 +15,15 @@
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 
 import { chromium } from 'playwright-core';
 
-const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+import {
+  READY_TIMEOUT_MS, freePorts, makeTempDir, portIsFree, removeTempDir, resolvePaths, sleep,
+  startGateway, startLlamaServer,
+} from './harness.mjs';
+
 const CHROMIUM = process.env.TANDEM_CHROMIUM || '/usr/bin/chromium';
 const REQUIRE_BROWSER = Boolean(process.env.TANDEM_REQUIRE_BROWSER);
 
@@ -35,7 +34,6 @@ const EDGE_MODEL = 'stories-edge';
 const CLOUD_MODEL = 'cloud-stories';
 const UPSTREAM = 'local-llama';
 
-const READY_TIMEOUT_MS = 30_000;
 const UI_TIMEOUT_MS = 15_000;  // the page polls every 2 s; several rounds fit
 
 const browserMissing = !fs.existsSync(CHROMIUM);
@@ -46,139 +44,7 @@ const skipReason = browserMissing && !REQUIRE_BROWSER
 if (skipReason) console.error(`dashboard e2e skipped: ${skipReason}`);
 
 // ---------------------------------------------------------------------------------------------
-// Paths (resolved only when the suite runs, so a skipped suite needs none of them)
-
-function requireExecutable(file, variable) {
-  try {
-    fs.accessSync(file, fs.constants.X_OK);
-  } catch {
-    throw new Error(`${variable}=${file} is not an executable file; build it or set ${variable}`);
-  }
-  return file;
-}
-
-function llamaServerFromCache() {
-  // build-llama.sh prints its install prefix last; with a warm cache it returns at once.
-  const out = execFileSync(path.join(REPO_ROOT, 'scripts', 'build-llama.sh'), {
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return path.join(out.trim().split('\n').pop(), 'bin', 'llama-server');
-}
-
-// ---------------------------------------------------------------------------------------------
-// Child processes: killed on any way out of this process, so no server keeps a port.
-
-const liveChildren = new Set();
-let tmpDir;
-process.on('exit', () => {
-  for (const child of liveChildren) child.kill('SIGKILL');
-  if (tmpDir) fs.rmSync(tmpDir, { recursive: true, force: true });
-});
-for (const signal of ['SIGINT', 'SIGTERM']) {
-  process.once(signal, () => process.exit(128 + os.constants.signals[signal]));
-}
-
-async function freePorts(count) {
-  const probes = await Promise.all(Array.from({ length: count }, () => new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.on('error', reject);
-    probe.listen(0, '127.0.0.1', () => resolve(probe));
-  })));
-  const ports = probes.map((probe) => probe.address().port);
-  await Promise.all(probes.map((probe) => new Promise((resolve) => probe.close(resolve))));
-  return ports;
-}
-
-function portIsFree(port) {
-  return new Promise((resolve) => {
-    const probe = net.createServer();
-    probe.once('error', () => resolve(false));
-    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
-  });
-}
-
-class ServerProcess {
-  constructor(name, command, args, { env = process.env, healthUrl }) {
-    Object.assign(this, { name, command, args, env, healthUrl });
-    this.child = null;
-    this.exit = null;
-    this.output = [];
-  }
-
-  start() {
-    this.exit = null;
-    this.output = [];
-    const child = spawn(this.command, this.args, { env: this.env, stdio: ['ignore', 'pipe', 'pipe'] });
-    this.child = child;
-    liveChildren.add(child);
-    this.exited = new Promise((resolve) => {
-      child.on('exit', (code, signal) => {
-        liveChildren.delete(child);
-        this.exit = { code, signal };
-        resolve(this.exit);
-      });
-      child.on('error', (err) => {
-        liveChildren.delete(child);
-        this.exit = { code: null, signal: null, error: err.message };
-        resolve(this.exit);
-      });
-    });
-    for (const stream of [child.stdout, child.stderr]) {
-      stream.setEncoding('utf8');
-      stream.on('data', (text) => {
-        this.output.push(...text.split('\n'));
-        if (this.output.length > 80) this.output.splice(0, this.output.length - 80);
-      });
-    }
-  }
-
-  get running() {
-    return this.child !== null && this.exit === null;
-  }
-
-  report(lines = 12) {
-    const how = !this.exit ? 'running'
-      : this.exit.error ? `failed to start: ${this.exit.error}`
-      : this.exit.signal ? `killed by ${this.exit.signal}` : `exited with code ${this.exit.code}`;
-    const tail = this.output.filter((line) => line.trim() !== '').slice(-lines);
-    return `${this.name} ${how}; its last output: ${tail.join(' | ')}`;
-  }
-
-  async waitReady(timeoutMs = READY_TIMEOUT_MS) {
-    const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline) {
-      if (!this.running) throw new Error(this.report());
-      if (await isHealthy(this.healthUrl)) return;
-      await sleep(50);
-    }
-    throw new Error(`${this.name} was not ready at ${this.healthUrl} within ${timeoutMs} ms. ${this.report()}`);
-  }
-
-  async stop(graceMs = 5_000) {
-    if (!this.running) return;
-    this.child.kill('SIGTERM');
-    const gone = await Promise.race([this.exited, sleep(graceMs).then(() => null)]);
-    if (!gone) {
-      this.child.kill('SIGKILL');
-      await this.exited;
-    }
-  }
-}
-
-function sleep(ms) {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-async function isHealthy(url) {
-  try {
-    const res = await fetch(url, { signal: AbortSignal.timeout(1_000) });
-    await res.arrayBuffer();
-    return res.status === 200;
-  } catch {
-    return false;
-  }
-}
+// The gateway's config
 
 function gatewayConfig({ gatewayPort, llamaPort, model }) {
   const q = JSON.stringify;  // JSON strings are valid YAML scalars
@@ -246,6 +112,7 @@ describe('dashboard in a headless browser', { skip: skipReason, timeout: 240_000
   let llama;
   let gateway;
   let origin;
+  let tmpDir;
   let ports = [];
   let browser;
   let page;
@@ -334,35 +201,27 @@ describe('dashboard in a headless browser', { skip: skipReason, timeout: 240_000
     if (browserMissing) {
       throw new Error(`no browser at ${CHROMIUM}, and TANDEM_REQUIRE_BROWSER is set`);
     }
-    const tandemBinary = requireExecutable(
-      process.env.TANDEM_BINARY || path.join(REPO_ROOT, 'build', 'tandem'), 'TANDEM_BINARY');
-    const llamaServer = requireExecutable(process.env.LLAMA_SERVER || llamaServerFromCache(), 'LLAMA_SERVER');
-    const model = process.env.TANDEM_MODEL || path.join(REPO_ROOT, 'models', 'stories260K.gguf');
-    assert.ok(fs.existsSync(model), `TANDEM_MODEL=${model} does not exist`);
+    // Paths are resolved only when the suite runs, so a skipped suite needs none of them.
+    const { tandemBinary, llamaServer, model } = resolvePaths();
 
-    tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tandem-dashboard-'));
+    tmpDir = makeTempDir('tandem-dashboard-');
     ports = await freePorts(2);
     const [llamaPort, gatewayPort] = ports;
 
-    llama = new ServerProcess('llama-server', llamaServer, [
-      '-m', model, '--host', '127.0.0.1', '--port', String(llamaPort), '-c', '2048', '-np', '2', '-t', '1',
-      '--jinja', '--chat-template', '{% for message in messages %}{{ message.content }}{% endfor %}',
-    ], { healthUrl: `http://127.0.0.1:${llamaPort}/health` });
-    llama.start();
+    llama = startLlamaServer({ llamaServer, model, port: llamaPort });
     await llama.waitReady();  // the gateway probes its upstream from the start
 
-    const configPath = path.join(tmpDir, 'tandem.yaml');
-    fs.writeFileSync(configPath, gatewayConfig({ gatewayPort, llamaPort, model }));
     origin = `http://127.0.0.1:${gatewayPort}`;
-    gateway = new ServerProcess('tandem serve', tandemBinary, ['serve', '--config', configPath], {
+    gateway = startGateway({
+      tandemBinary,
+      dir: tmpDir,
+      config: gatewayConfig({ gatewayPort, llamaPort, model }),
+      port: gatewayPort,
       env: {
-        ...process.env,
         TANDEM_DASHBOARD_OPERATOR_KEY: OPERATOR_KEY,
         TANDEM_DASHBOARD_CLIENT_KEY: CLIENT_KEY,
       },
-      healthUrl: `${origin}/health`,
     });
-    gateway.start();
     await gateway.waitReady();
 
     browser = await chromium.launch({
@@ -386,7 +245,7 @@ describe('dashboard in a headless browser', { skip: skipReason, timeout: 240_000
         errors.push(err);
       }
     }
-    if (tmpDir) fs.rmSync(tmpDir, { recursive: true, force: true });
+    removeTempDir(tmpDir);
     tmpDir = undefined;
     for (const port of ports) {
       const free = await eventually(`port ${port} free`, async () => {

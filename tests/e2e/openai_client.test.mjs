@@ -12,16 +12,13 @@
 
 import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, execFileSync } from 'node:child_process';
-import fs from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 
 import OpenAI from 'openai';
 
-const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+import {
+  READY_TIMEOUT_MS, freePorts, isHealthy, makeTempDir, removeTempDir, resolvePaths, sleep,
+  startGateway, startLlamaServer,
+} from './harness.mjs';
 
 // Greedy decoding of the stories model continues "Once upon a time" with this, on both tiers
 // (same GGUF, same argmax), so one expectation checks the edge and the cloud alike.
@@ -36,155 +33,12 @@ const CLOUD_MODEL = 'cloud-stories';
 const API_KEY = 'tandem-e2e-key';
 const EDGE_ONLY_KEY = 'tandem-e2e-edge-only-key';
 
-const READY_TIMEOUT_MS = 30_000;
 const REQUEST_TIMEOUT_MS = 30_000;
 
-// ---------------------------------------------------------------------------------------------
-// Paths from the environment
-
-function llamaServerFromCache() {
-  // build-llama.sh prints its install prefix last; with a warm cache it returns at once.
-  const out = execFileSync(path.join(REPO_ROOT, 'scripts', 'build-llama.sh'), {
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return path.join(out.trim().split('\n').pop(), 'bin', 'llama-server');
-}
-
-function requireExecutable(file, variable) {
-  try {
-    fs.accessSync(file, fs.constants.X_OK);
-  } catch {
-    throw new Error(`${variable}=${file} is not an executable file; build it or set ${variable}`);
-  }
-  return file;
-}
-
-const TANDEM_BINARY = requireExecutable(
-  process.env.TANDEM_BINARY || path.join(REPO_ROOT, 'build', 'tandem'), 'TANDEM_BINARY');
-const LLAMA_SERVER = requireExecutable(
-  process.env.LLAMA_SERVER || llamaServerFromCache(), 'LLAMA_SERVER');
-const TANDEM_MODEL = process.env.TANDEM_MODEL || path.join(REPO_ROOT, 'models', 'stories260K.gguf');
-assert.ok(fs.existsSync(TANDEM_MODEL), `TANDEM_MODEL=${TANDEM_MODEL} does not exist`);
+const { tandemBinary: TANDEM_BINARY, llamaServer: LLAMA_SERVER, model: TANDEM_MODEL } = resolvePaths();
 
 // ---------------------------------------------------------------------------------------------
-// Child processes
-
-// Every child still running, and the temp dir; cleaned up on any way out of this process,
-// so a failed or interrupted run never leaves a server holding a port.
-const liveChildren = new Set();
-let tmpDir;
-process.on('exit', () => {
-  for (const child of liveChildren) child.kill('SIGKILL');
-  if (tmpDir) fs.rmSync(tmpDir, { recursive: true, force: true });
-});
-for (const signal of ['SIGINT', 'SIGTERM']) {
-  process.once(signal, () => process.exit(128 + os.constants.signals[signal]));
-}
-
-// `count` distinct ports nobody listens on right now: the kernel picks them while we hold
-// them all (so no two are alike), then we release them and pass them on. Neither server can
-// report the port it bound, so the short window before they bind is accepted.
-async function freePorts(count) {
-  const probes = await Promise.all(Array.from({ length: count }, () => new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.on('error', reject);
-    probe.listen(0, '127.0.0.1', () => resolve(probe));
-  })));
-  const ports = probes.map((probe) => probe.address().port);
-  await Promise.all(probes.map((probe) => new Promise((resolve) => probe.close(resolve))));
-  return ports;
-}
-
-// One server process: keeps the tail of its output for failure messages and knows whether
-// (and how) it has exited.
-class ServerProcess {
-  constructor(name, command, args, { env = process.env, healthUrl }) {
-    Object.assign(this, { name, command, args, env, healthUrl });
-    this.child = null;
-    this.exit = null;  // {code, signal} once the process is gone
-    this.output = [];
-  }
-
-  start() {
-    this.exit = null;
-    this.output = [];
-    const child = spawn(this.command, this.args, { env: this.env, stdio: ['ignore', 'pipe', 'pipe'] });
-    this.child = child;
-    liveChildren.add(child);
-    this.exited = new Promise((resolve) => {
-      child.on('exit', (code, signal) => {
-        liveChildren.delete(child);
-        this.exit = { code, signal };
-        resolve(this.exit);
-      });
-      child.on('error', (err) => {  // e.g. ENOENT: no 'exit' follows
-        liveChildren.delete(child);
-        this.exit = { code: null, signal: null, error: err.message };
-        resolve(this.exit);
-      });
-    });
-    for (const stream of [child.stdout, child.stderr]) {
-      stream.setEncoding('utf8');
-      stream.on('data', (text) => this.remember(text));
-    }
-  }
-
-  remember(text) {
-    this.output.push(...text.split('\n'));
-    if (this.output.length > 80) this.output.splice(0, this.output.length - 80);
-  }
-
-  get running() {
-    return this.child !== null && this.exit === null;
-  }
-
-  // How the process ended and its last lines of output, for failure messages.
-  report(lines = 12) {
-    const how = !this.exit ? 'running'
-      : this.exit.error ? `failed to start: ${this.exit.error}`
-      : this.exit.signal ? `killed by ${this.exit.signal}` : `exited with code ${this.exit.code}`;
-    const tail = this.output.filter((line) => line.trim() !== '').slice(-lines);
-    return `${this.name} ${how}; its last output: ${tail.join(' | ')}`;
-  }
-
-  // Polls the health URL until it answers 200; fails fast if the process dies first.
-  async waitReady(timeoutMs = READY_TIMEOUT_MS) {
-    const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline) {
-      if (!this.running) throw new Error(this.report());
-      if (await isHealthy(this.healthUrl)) return;
-      await sleep(50);
-    }
-    throw new Error(`${this.name} was not ready at ${this.healthUrl} within ${timeoutMs} ms. ` +
-                    this.report());
-  }
-
-  // SIGTERM first (a clean shutdown is part of what we run), SIGKILL if it lingers.
-  async stop(graceMs = 5_000) {
-    if (!this.running) return;
-    this.child.kill('SIGTERM');
-    const gone = await Promise.race([this.exited, sleep(graceMs).then(() => null)]);
-    if (!gone) {
-      this.child.kill('SIGKILL');
-      await this.exited;
-    }
-  }
-}
-
-function sleep(ms) {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-async function isHealthy(url) {
-  try {
-    const res = await fetch(url, { signal: AbortSignal.timeout(1_000) });
-    await res.arrayBuffer();
-    return res.status === 200;
-  } catch {
-    return false;  // not listening yet
-  }
-}
+// The gateway's config
 
 function gatewayConfig({ gatewayPort, llamaPort }) {
   // JSON strings are valid YAML scalars: paths with odd characters need no escaping rules.
@@ -285,6 +139,7 @@ describe('OpenAI Node client against tandem serve', { timeout: 180_000 }, () => 
   let gateway;
   let baseURL;
   let client;
+  let tmpDir;
 
   const chatRequest = (overrides = {}) => ({
     model: 'tandem',
@@ -299,27 +154,21 @@ describe('OpenAI Node client against tandem serve', { timeout: 180_000 }, () => 
     new OpenAI({ apiKey, baseURL, maxRetries: 0, timeout: REQUEST_TIMEOUT_MS });
 
   before(async () => {
-    tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tandem-e2e-'));
+    tmpDir = makeTempDir('tandem-e2e-');
     const [llamaPort, gatewayPort] = await freePorts(2);
 
-    // Tandem's edge feeds a lone user message to this template-less model as written; the
-    // same template on llama-server gives both tiers the same prompt, hence the same text.
-    llama = new ServerProcess('llama-server', LLAMA_SERVER, [
-      '-m', TANDEM_MODEL, '--host', '127.0.0.1', '--port', String(llamaPort), '-c', '2048', '-np', '2', '-t', '1',
-      '--jinja', '--chat-template', '{% for message in messages %}{{ message.content }}{% endfor %}',
-    ], { healthUrl: `http://127.0.0.1:${llamaPort}/health` });
-    llama.start();
+    llama = startLlamaServer({ llamaServer: LLAMA_SERVER, model: TANDEM_MODEL, port: llamaPort });
     // The gateway probes its upstreams from the start: have the cloud up first.
     await llama.waitReady();
 
-    const configPath = path.join(tmpDir, 'tandem.yaml');
-    fs.writeFileSync(configPath, gatewayConfig({ gatewayPort, llamaPort }));
     baseURL = `http://127.0.0.1:${gatewayPort}/v1`;
-    gateway = new ServerProcess('tandem serve', TANDEM_BINARY, ['serve', '--config', configPath], {
-      env: { ...process.env, TANDEM_TEST_KEY: API_KEY, TANDEM_TEST_EDGE_ONLY_KEY: EDGE_ONLY_KEY },
-      healthUrl: `http://127.0.0.1:${gatewayPort}/health`,
+    gateway = startGateway({
+      tandemBinary: TANDEM_BINARY,
+      dir: tmpDir,
+      config: gatewayConfig({ gatewayPort, llamaPort }),
+      port: gatewayPort,
+      env: { TANDEM_TEST_KEY: API_KEY, TANDEM_TEST_EDGE_ONLY_KEY: EDGE_ONLY_KEY },
     });
-    gateway.start();
     await gateway.waitReady();
     client = makeClient(API_KEY);
   }, { timeout: 2 * READY_TIMEOUT_MS + 10_000 });
@@ -327,7 +176,7 @@ describe('OpenAI Node client against tandem serve', { timeout: 180_000 }, () => 
   after(async () => {
     await gateway?.stop();
     await llama?.stop();
-    if (tmpDir) fs.rmSync(tmpDir, { recursive: true, force: true });
+    removeTempDir(tmpDir);
     tmpDir = undefined;
   });
 
