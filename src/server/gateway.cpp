@@ -261,6 +261,9 @@ json Gateway::explain_route(const CompletionRequest& request, const RequestConte
   const PromptText text = prompt_text(request);
   const routing::RouteInput input = route_input(request, context, text);
   routing::RouteSignals signals = router_->signals(input);
+  if (auto* gaming = monitors_->gaming(); gaming != nullptr && !input.hints.client.empty()) {
+    signals.escalation_capped = gaming->escalation_capped(input.hints.client, unix_ms());
+  }
   if (config_.routing.consistency.enabled && !input.hints.client.empty()) {
     signals.remembered =
         remembered_tier(input.hints.client, routing::query_cluster_keys(text.last_user));
