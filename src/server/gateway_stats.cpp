@@ -59,73 +59,91 @@ double share(uint64_t part, uint64_t total) {
 
 GatewayStats::GatewayStats(int64_t window_ms)
     : window_ms_(window_ms), recent_tiers_(window_ms), recent_escalations_(window_ms) {
+  const std::vector<double> buckets = telemetry::latency_buckets_seconds();
   for (const char* tier : kStatusTiers) {
     latency_.try_emplace(tier, window_ms, kWindowCapacity);
     ttft_.try_emplace(tier, window_ms, kWindowCapacity);
+    duration_histogram_[tier] = &registry_.histogram(
+        kDuration, "Whole request latency per answering tier", buckets, {{"tier", tier}});
+    ttft_histogram_[tier] = &registry_.histogram(
+        kTtft, "Time to the first token the client received, per answering tier", buckets,
+        {{"tier", tier}});
   }
-  // Declared up front so a scrape shows every family, at zero, before the first request.
-  for (const char* tier : {"edge", "cloud"}) {
-    registry_.counter(kCost, "Spend per tier in USD (edge: 0 unless priced)", {{"tier", tier}});
-    for (const char* type : {"prompt", "completion"}) {
-      registry_.counter(kTokens, "Tokens processed per tier", {{"tier", tier}, {"type", type}});
-    }
+  // Resolved once, so that a request's bookkeeping is atomics, not registry lookups; declared
+  // up front, a scrape also shows every family at zero before the first request.
+  for (size_t t = 0; t < 2; ++t) {
+    const char* tier = t == 0 ? "edge" : "cloud";
+    cost_[t] = &registry_.counter(kCost, "Spend per tier in USD (edge: 0 unless priced)",
+                                  {{"tier", tier}});
+    prompt_tokens_[t] = &registry_.counter(kTokens, "Tokens processed per tier",
+                                           {{"tier", tier}, {"type", "prompt"}});
+    completion_tokens_[t] = &registry_.counter(kTokens, "Tokens processed per tier",
+                                               {{"tier", tier}, {"type", "completion"}});
   }
-  registry_.counter(kEscalations, "Requests the edge answered first and a higher tier replaced");
-  registry_.counter(kAllCloudCost, "What the same answers would have cost all in the cloud, USD");
-  registry_.counter(kCostSaved, "All-cloud cost minus actual spend, USD");
-  registry_.counter(kDataLeft, "Requests that sent some of their data to a cloud upstream");
-  registry_.counter(kPinnedRequests, "Requests a privacy rule kept on the device");
+  escalations_ = &registry_.counter(kEscalations,
+                                    "Requests the edge answered first and a higher tier replaced");
+  all_cloud_cost_ = &registry_.counter(
+      kAllCloudCost, "What the same answers would have cost all in the cloud, USD");
+  cost_saved_ = &registry_.counter(kCostSaved, "All-cloud cost minus actual spend, USD");
+  data_left_ =
+      &registry_.counter(kDataLeft, "Requests that sent some of their data to a cloud upstream");
+  pinned_ = &registry_.counter(kPinnedRequests, "Requests a privacy rule kept on the device");
+}
+
+telemetry::Counter& GatewayStats::requests_counter(const std::string& tier,
+                                                   const std::string& pattern,
+                                                   const std::string& reason) {
+  std::string key = tier;
+  key += '\n';
+  key += pattern;
+  key += '\n';
+  key += reason;
+  std::lock_guard lock(mutex_);
+  auto [it, added] = requests_.try_emplace(std::move(key), nullptr);
+  if (added) {
+    it->second = &registry_.counter(
+        kRequests, "Requests answered, by the tier that answered, pattern and deciding rule",
+        {{"tier", tier}, {"pattern", pattern}, {"reason", reason}});
+  }
+  return *it->second;
 }
 
 void GatewayStats::observe(const store::TraceRecord& trace, bool routed, int64_t now_ms) {
   const std::string tier = trace.tier.empty() ? "none" : trace.tier;
-  registry_
-      .counter(kRequests, "Requests answered, by the tier that answered, pattern and deciding rule",
-               {{"tier", tier}, {"pattern", trace.pattern}, {"reason", first_reason(trace)}})
-      .add();
+  const bool known_tier = latency_.count(tier) > 0;
+  requests_counter(tier, trace.pattern, first_reason(trace)).add();
   recent_tiers_.add(tier, now_ms);
   if (trace.escalated) {
-    registry_.counter(kEscalations, "").add();
+    escalations_->add();
     recent_escalations_.add(routed ? "routed" : "named", now_ms);
   }
-  static const std::vector<double> bucket = telemetry::latency_buckets_seconds();
-  registry_
-      .histogram(kDuration, "Whole request latency per answering tier", bucket, {{"tier", tier}})
-      .observe(trace.latency_ms / 1000.0);
-  if (trace.ttft_ms > 0) {
-    registry_
-        .histogram(kTtft, "Time to the first token the client received, per answering tier", bucket,
-                   {{"tier", tier}})
-        .observe(trace.ttft_ms / 1000.0);
-    ttft_.at(tier).add(trace.ttft_ms, now_ms);
+  if (known_tier) {
+    duration_histogram_.at(tier)->observe(trace.latency_ms / 1000.0);
+    latency_.at(tier).add(trace.latency_ms, now_ms);
+    if (trace.ttft_ms > 0) {
+      ttft_histogram_.at(tier)->observe(trace.ttft_ms / 1000.0);
+      ttft_.at(tier).add(trace.ttft_ms, now_ms);
+    }
   }
-  latency_.at(tier).add(trace.latency_ms, now_ms);
-
-  const auto add_tokens = [&](const char* t, int64_t prompt, int64_t completion) {
-    if (prompt > 0) {
-      registry_.counter(kTokens, "", {{"tier", t}, {"type", "prompt"}})
-          .add(static_cast<double>(prompt));
+  const int64_t tokens[2] = {trace.edge_tokens, trace.cloud_tokens};
+  for (size_t t = 0; t < 2; ++t) {
+    if (tokens[t] > 0) {
+      prompt_tokens_[t]->add(static_cast<double>(trace.prompt_tokens));
+      completion_tokens_[t]->add(static_cast<double>(tokens[t]));
     }
-    if (completion > 0) {
-      registry_.counter(kTokens, "", {{"tier", t}, {"type", "completion"}})
-          .add(static_cast<double>(completion));
-    }
-  };
-  add_tokens("edge", trace.edge_tokens > 0 ? trace.prompt_tokens : 0, trace.edge_tokens);
-  add_tokens("cloud", trace.cloud_tokens > 0 ? trace.prompt_tokens : 0, trace.cloud_tokens);
-
-  registry_.counter(kCost, "", {{"tier", "edge"}}).add(trace.cost_edge);
-  registry_.counter(kCost, "", {{"tier", "cloud"}}).add(trace.cost_cloud);
+  }
+  cost_[0]->add(trace.cost_edge);
+  cost_[1]->add(trace.cost_cloud);
   if (trace.cost_all_cloud) {
-    registry_.counter(kAllCloudCost, "").add(*trace.cost_all_cloud);
+    all_cloud_cost_->add(*trace.cost_all_cloud);
     const double saved = *trace.cost_all_cloud - trace.cost_edge - trace.cost_cloud;
-    registry_.counter(kCostSaved, "").add(std::max(0.0, saved));
+    cost_saved_->add(std::max(0.0, saved));
   }
   if (trace.data_left_device) {
-    registry_.counter(kDataLeft, "").add();
+    data_left_->add();
   }
   if (const std::string pin = privacy_pin(trace); !pin.empty()) {
-    registry_.counter(kPinnedRequests, "").add();
+    pinned_->add();
     // A header or key policy pins without a detector: the rule's code stands in for it.
     std::vector<std::string> detectors = trace.privacy_detectors;
     if (detectors.empty()) {

@@ -6,8 +6,8 @@
 // what the router saw and did — so metrics, status and stored traces cannot disagree.
 //
 // Thread-safety: every method may be called from any thread; nothing here does I/O. observe()
-// finds its series in the registry (a short lock per lookup, ~3 us per request in all: see
-// docs/BENCHMARKS.md) and updates them with atomics; the windows have their own locks.
+// updates series resolved once (atomics), takes this object's lock twice (the requests counter
+// cache, the fleet deltas) and the windows' own locks.
 
 #include <cstdint>
 #include <map>
@@ -52,17 +52,34 @@ class GatewayStats {
   nlohmann::json privacy_json() const;
 
  private:
+  // The requests counter of one (tier, pattern, reason): resolved once, then cached.
+  telemetry::Counter& requests_counter(const std::string& tier, const std::string& pattern,
+                                       const std::string& reason);
+
   telemetry::MetricsRegistry registry_;
+  // Series resolved at construction (the registry keeps them for its lifetime). Index 0 is the
+  // edge, 1 the cloud.
+  telemetry::Counter* cost_[2] = {};
+  telemetry::Counter* prompt_tokens_[2] = {};
+  telemetry::Counter* completion_tokens_[2] = {};
+  telemetry::Counter* escalations_ = nullptr;
+  telemetry::Counter* all_cloud_cost_ = nullptr;
+  telemetry::Counter* cost_saved_ = nullptr;
+  telemetry::Counter* data_left_ = nullptr;
+  telemetry::Counter* pinned_ = nullptr;
+  std::map<std::string, telemetry::Histogram*> duration_histogram_;  // by tier; fixed
+  std::map<std::string, telemetry::Histogram*> ttft_histogram_;      // by tier; fixed
   int64_t window_ms_;
   telemetry::WindowedCounter recent_tiers_;
   telemetry::WindowedCounter recent_escalations_;
   std::map<std::string, telemetry::LatencyWindow> latency_;  // by tier; fixed at construction
   std::map<std::string, telemetry::LatencyWindow> ttft_;
   mutable std::mutex mutex_;
-  std::map<std::string, uint64_t> pins_by_detector_;  // guarded by mutex_
-  std::map<std::string, int64_t> fleet_deltas_;       // guarded by mutex_
-  double cloud_cost_remainder_ = 0.0;                 // guarded by mutex_: below one micro-USD
-  double saved_remainder_ = 0.0;                      // guarded by mutex_
+  std::map<std::string, uint64_t> pins_by_detector_;     // guarded by mutex_
+  std::map<std::string, int64_t> fleet_deltas_;          // guarded by mutex_
+  std::map<std::string, telemetry::Counter*> requests_;  // guarded by mutex_
+  double cloud_cost_remainder_ = 0.0;                    // guarded by mutex_: below one micro-USD
+  double saved_remainder_ = 0.0;                         // guarded by mutex_
 };
 
 }  // namespace tandem::server
