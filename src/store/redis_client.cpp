@@ -1,6 +1,7 @@
 #include "store/redis_client.h"
 
 #include <cerrno>
+#include <charconv>
 #include <csignal>
 #include <ctime>
 #include <utility>
@@ -670,6 +671,16 @@ Result<RedisReply> RedisClient::eval(const RedisScript& script,
     }
     return convert(raw->get(), what);
   }
+}
+
+std::optional<int64_t> RedisReply::as_int64() const {
+  int64_t value = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (type != Type::kString || ec != std::errc() || ptr != end || text.empty()) {
+    return std::nullopt;
+  }
+  return value;
 }
 
 }  // namespace tandem::store

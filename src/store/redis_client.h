@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -77,6 +78,10 @@ struct RedisReply {
   int64_t integer = 0;
   std::string text;
   std::vector<RedisReply> elements;
+
+  // A bulk string holding exactly a decimal int64 (how scripts return numbers exactly), or
+  // nullopt for anything else.
+  std::optional<int64_t> as_int64() const;
 
   bool is_nil() const { return type == Type::kNil; }
   bool is_string() const { return type == Type::kString; }

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <charconv>
 #include <limits>
 #include <utility>
 
@@ -162,13 +161,11 @@ Error damaged(std::string_view what) {
 }
 
 Result<int64_t> to_int64(const RedisReply& reply, std::string_view what) {
-  int64_t value = 0;
-  const char* end = reply.text.data() + reply.text.size();
-  auto [ptr, ec] = std::from_chars(reply.text.data(), end, value);
-  if (!reply.is_string() || ec != std::errc() || ptr != end) {
+  const auto value = reply.as_int64();
+  if (!value) {
     return damaged(what);
   }
-  return value;
+  return *value;
 }
 
 }  // namespace

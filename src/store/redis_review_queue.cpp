@@ -1,6 +1,5 @@
 #include "store/redis_review_queue.h"
 
-#include <charconv>
 #include <cinttypes>
 #include <cstdio>
 #include <utility>
@@ -90,13 +89,11 @@ Error damaged(std::string_view what) {
 }
 
 Result<int64_t> to_int64(const RedisReply& reply, std::string_view what) {
-  int64_t value = 0;
-  const char* end = reply.text.data() + reply.text.size();
-  auto [ptr, ec] = std::from_chars(reply.text.data(), end, value);
-  if (!reply.is_string() || ec != std::errc() || ptr != end) {
+  const auto value = reply.as_int64();
+  if (!value) {
     return damaged(what);
   }
-  return value;
+  return *value;
 }
 
 // A ticket from HMGET of kFields; nullopt-like kNotFound when the hash does not exist.
