@@ -73,6 +73,9 @@ Status check_memory_client(const std::string& client);
 // remember()'s tier (edge/cloud/human), positive ttl and reason of at most 64 KiB.
 Status check_route(const std::string& tier, const std::string& reason, int64_t ttl_ms);
 
+// Every check lookup() makes, in order: the keys, the client.
+Status check_lookup(const std::string& client, const std::vector<uint64_t>& keys);
+
 // Every check remember() makes, in order: the keys, the client, the route.
 Status check_remember(const std::string& client, const std::vector<uint64_t>& keys,
                       const std::string& tier, const std::string& reason, int64_t ttl_ms);

@@ -82,12 +82,16 @@ Status check_route(const std::string& tier, const std::string& reason, int64_t t
   return {};
 }
 
-Status check_remember(const std::string& client, const std::vector<uint64_t>& keys,
-                      const std::string& tier, const std::string& reason, int64_t ttl_ms) {
+Status check_lookup(const std::string& client, const std::vector<uint64_t>& keys) {
   if (Status status = check_cluster_keys(keys); !status) {
     return status;
   }
-  if (Status status = check_memory_client(client); !status) {
+  return check_memory_client(client);
+}
+
+Status check_remember(const std::string& client, const std::vector<uint64_t>& keys,
+                      const std::string& tier, const std::string& reason, int64_t ttl_ms) {
+  if (Status status = check_lookup(client, keys); !status) {
     return status;
   }
   return check_route(tier, reason, ttl_ms);
@@ -119,10 +123,7 @@ SqliteConsistencyMemory::SqliteConsistencyMemory(std::shared_ptr<Database> db)
 
 Result<std::optional<RememberedRoute>> SqliteConsistencyMemory::lookup(
     const std::string& client, const std::vector<uint64_t>& keys, int64_t now_ms) {
-  if (Status status = internal::check_cluster_keys(keys); !status) {
-    return status.error();
-  }
-  if (Status status = internal::check_memory_client(client); !status) {
+  if (Status status = internal::check_lookup(client, keys); !status) {
     return status.error();
   }
   if (keys.empty()) {

@@ -183,10 +183,7 @@ std::string RedisConsistencyMemory::client_index(const std::string& client) cons
 
 Result<std::optional<RememberedRoute>> RedisConsistencyMemory::lookup(
     const std::string& client, const std::vector<uint64_t>& keys, int64_t now_ms) {
-  if (Status status = internal::check_cluster_keys(keys); !status) {
-    return status.error();
-  }
-  if (Status status = internal::check_memory_client(client); !status) {
+  if (Status status = internal::check_lookup(client, keys); !status) {
     return status.error();
   }
   if (keys.empty()) {
