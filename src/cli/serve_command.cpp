@@ -58,6 +58,10 @@ int serve(const ServeFlags& flags) {
   if (flags.port) {
     config.server.port = *flags.port;
   }
+  if (const std::string problem = config::exposure_problem(config.server); !problem.empty()) {
+    std::cerr << "tandem serve: server.host: " << problem << "\n";
+    return 1;
+  }
   if (flags.model) {
     config.edge.model = *flags.model;
     config.edge.enabled = true;

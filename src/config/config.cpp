@@ -196,6 +196,27 @@ std::string read_secret(Section& section, const std::string& prefix, bool requir
   return {};
 }
 
+void parse_auth(Section s, AuthPolicy& out) {
+  s.get("public_paths", out.public_paths);
+  for (const auto& path : out.public_paths) {
+    const size_t star = path.find('*');
+    if (path.empty() || path.front() != '/' ||
+        (star != std::string::npos && star + 1 != path.size())) {
+      s.fail(s.node()["public_paths"], s.key_path("public_paths"),
+             "'" + path + "' must start with '/' and may end in '*' (a prefix), nowhere else");
+    }
+  }
+  s.get("allow_anonymous", out.allow_anonymous);
+  s.finish();
+}
+
+void parse_limits(Section s, RequestLimits& out) {
+  s.get<uint32_t>("max_messages", out.max_messages, 1, 1u << 20);
+  s.get<uint32_t>("max_tokens", out.max_tokens, 1, 1u << 20);
+  s.get<uint32_t>("max_streams_per_key", out.max_streams_per_key, 1, 1u << 20);
+  s.finish();
+}
+
 void parse_server(Section s, ServerConfig& out) {
   s.get("host", out.host);
   s.get<uint16_t>("port", out.port, 1, 65535);
@@ -205,6 +226,9 @@ void parse_server(Section s, ServerConfig& out) {
   s.get<uint32_t>("request_timeout_ms", out.request_timeout_ms, 100);
   s.get<uint32_t>("read_timeout_ms", out.read_timeout_ms, 100);
   s.get<uint32_t>("shutdown_grace_ms", out.shutdown_grace_ms);
+  s.get<size_t>("max_connections", out.max_connections, 1, 1u << 20);
+  parse_auth(s.section("auth"), out.auth);
+  parse_limits(s.section("limits"), out.limits);
   const YAML::Node keys = s.child("api_keys");
   if (keys && !keys.IsNull()) {
     if (!keys.IsSequence()) {
@@ -216,6 +240,10 @@ void parse_server(Section s, ServerConfig& out) {
       k.get("name", key.name);
       if (key.name.empty()) {
         key.name = "key" + std::to_string(i);
+      }
+      // "name/X-Tandem-Client" identifies a key's user: the name itself must not hold a '/'.
+      if (key.name.find('/') != std::string::npos) {
+        k.fail(k.node()["name"], k.key_path("name"), "'" + key.name + "' must not contain '/'");
       }
       const YAML::Node hash = k.child("key_sha256");
       if (hash && hash.IsScalar()) {
@@ -237,9 +265,13 @@ void parse_server(Section s, ServerConfig& out) {
                "must be local-only (or absent), not '" + key.privacy + "'");
       }
       k.get("reviewer", key.reviewer);
+      k.get("admin", key.admin);
       k.finish();
       out.api_keys.push_back(std::move(key));
     }
+  }
+  if (const std::string problem = exposure_problem(out); !problem.empty()) {
+    s.fail(s.node()["host"], s.key_path("host"), problem);
   }
   s.finish();
 }
@@ -609,6 +641,12 @@ void parse_root(const YAML::Node& root, const std::string& source, GatewayConfig
   parse_operations(top.section("operations"), config.operations);
   top.finish();
 
+  if (config.edge.default_max_tokens > config.server.limits.max_tokens) {
+    throw ConfigError{
+        source + ": edge.default_max_tokens (" + std::to_string(config.edge.default_max_tokens) +
+        ") exceeds server.limits.max_tokens (" + std::to_string(config.server.limits.max_tokens) +
+        "): requests without max_tokens would be refused"};
+  }
   if (!config.edge.enabled && config.upstreams.empty()) {
     throw ConfigError{
         source + ": edge.enabled is false and cloud.upstreams is empty: " + "nothing would answer"};
@@ -628,6 +666,31 @@ void parse_root(const YAML::Node& root, const std::string& source, GatewayConfig
 }
 
 }  // namespace
+
+bool is_public_path(const AuthPolicy& policy, std::string_view path) {
+  return std::any_of(policy.public_paths.begin(), policy.public_paths.end(),
+                     [path](const std::string& pattern) {
+                       if (!pattern.empty() && pattern.back() == '*') {
+                         const std::string_view prefix(pattern.data(), pattern.size() - 1);
+                         return path.substr(0, prefix.size()) == prefix;
+                       }
+                       return path == pattern;
+                     });
+}
+
+bool is_loopback_host(const std::string& host) {
+  return host == "::1" || host.rfind("127.", 0) == 0 || host == "localhost";
+}
+
+std::string exposure_problem(const ServerConfig& server) {
+  if (!server.api_keys.empty() || server.auth.allow_anonymous || is_loopback_host(server.host)) {
+    return {};
+  }
+  return "'" + server.host +
+         "' is reachable from other machines and server.api_keys is empty: anyone could use the "
+         "gateway and its cloud keys. Add api_keys, or set server.auth.allow_anonymous: true if "
+         "something in front of it authenticates";
+}
 
 std::string sha256_hex(std::string_view text) {
   unsigned char digest[EVP_MAX_MD_SIZE];

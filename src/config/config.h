@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/result.h"
@@ -21,6 +22,27 @@ struct ClientKey {
   // Per-key routing policy: "local-only" pins every query of this client to the edge.
   std::string privacy;
   bool reviewer = false;  // may list and answer human-review tickets
+  // An operator's key: status, metrics, audit, shadow report, canaries, and the reviews too.
+  bool admin = false;
+};
+
+// What one request or one client may ask of the gateway: bounds that keep a client from
+// exhausting the edge, the cloud budget or the server (docs/SECURITY.md).
+struct RequestLimits {
+  uint32_t max_messages = 256;        // chat messages in one request
+  uint32_t max_tokens = 8192;         // a request asking for more is refused (400)
+  uint32_t max_streams_per_key = 32;  // concurrent streamed responses per key (or per address)
+};
+
+// Which paths answer without a key, when keys are configured.
+struct AuthPolicy {
+  // Exact paths, or prefixes ending in '*'. The dashboard's files hold no data (every number
+  // it shows comes from an authenticated API call), so a browser can load it.
+  std::vector<std::string> public_paths = {
+      "/health", "/", "/index.html", "/dashboard", "/dashboard/*", "/favicon.ico"};
+  // Without api_keys the gateway answers anyone; it refuses to listen on an address other
+  // than loopback that way unless this is set.
+  bool allow_anonymous = false;
 };
 
 struct ServerConfig {
@@ -32,8 +54,21 @@ struct ServerConfig {
   uint32_t request_timeout_ms = 600000;  // whole request, streaming included
   uint32_t read_timeout_ms = 30000;      // receiving one request
   uint32_t shutdown_grace_ms = 30000;    // in-flight requests may finish this long
+  size_t max_connections = 1024;         // open client connections; more are refused (503)
   std::vector<ClientKey> api_keys;       // empty: no authentication
+  AuthPolicy auth;
+  RequestLimits limits;
 };
+
+// Whether `path` is served without a key under `policy` (exact match or a '*' prefix).
+bool is_public_path(const AuthPolicy& policy, std::string_view path);
+
+// Whether `host` (an IP address) is a loopback address: 127.0.0.0/8 or ::1.
+bool is_loopback_host(const std::string& host);
+
+// Why the gateway must not listen as configured: no api_keys on an address other machines
+// can reach, without server.auth.allow_anonymous. Empty when it may.
+std::string exposure_problem(const ServerConfig& server);
 
 struct EdgeConfig {
   bool enabled = true;

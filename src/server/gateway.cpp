@@ -262,7 +262,8 @@ json Gateway::explain_route(const CompletionRequest& request, const RequestConte
   const routing::RouteInput input = route_input(request, context, text);
   routing::RouteSignals signals = router_->signals(input);
   if (auto* gaming = monitors_->gaming(); gaming != nullptr && !input.hints.client.empty()) {
-    signals.escalation_capped = gaming->escalation_capped(input.hints.client, unix_ms());
+    signals.escalation_capped = gaming->escalation_capped(
+        gaming_identity(input.hints.client, !config_.server.api_keys.empty()), unix_ms());
   }
   if (config_.routing.consistency.enabled && !input.hints.client.empty()) {
     signals.remembered =
@@ -318,7 +319,8 @@ net::awaitable<void> Gateway::execute(CompletionRequest request, RequestContext 
       logged_prompt = text.last_user;
     }
     if (auto* gaming = monitors_->gaming(); gaming != nullptr && !client.empty()) {
-      signals.escalation_capped = gaming->escalation_capped(client, unix_ms());
+      signals.escalation_capped = gaming->escalation_capped(
+          gaming_identity(client, !config_.server.api_keys.empty()), unix_ms());
     }
     kind = signals.kind;
     complexity = signals.complexity;

@@ -177,7 +177,7 @@ void Gateway::write_trace(store::TraceRecord trace, const DecisionRecord& record
   stats_->observe(trace, routed, now);
   if (auto* gaming = monitors_->gaming(); gaming != nullptr && routed && !failed) {
     telemetry::RoutingObservation seen;
-    seen.client = trace.client;
+    seen.client = gaming_identity(trace.client, !config_.server.api_keys.empty());
     seen.escalated = trace.tier == "cloud";
     seen.kind = trace.kind;
     seen.complexity = trace.complexity;

@@ -34,6 +34,14 @@ inline std::string join(const std::vector<std::string>& items) {
   return out;
 }
 
+// Whom the routing-gaming monitor judges for a request's client. With API keys the client is
+// "key" or "key/<X-Tandem-Client>", and the key is accountable: a key holder who sends a new
+// X-Tandem-Client with every request would otherwise become many small clients, none with
+// enough requests to judge. Without keys the client is whatever the caller says.
+inline std::string gaming_identity(const std::string& client, bool keyed) {
+  return keyed ? client.substr(0, client.find('/')) : client;
+}
+
 // A tier cannot answer: 503 by default, 502 when an upstream failed.
 inline ApiError unavailable(std::string message, std::string code, int status = 503) {
   ApiError e;

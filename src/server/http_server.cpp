@@ -5,11 +5,11 @@
 #include <mutex>
 #include <set>
 
-#include <openssl/crypto.h>
 #include <sys/socket.h>
 
 #include "net/asio.h"
 #include "net/sse.h"
+#include "server/access.h"
 #include "server/canary.h"
 #include "server/dashboard.h"
 #include "server/gateway_util.h"
@@ -32,7 +32,11 @@ using Response = http::response<http::string_body>;
 struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
   std::shared_ptr<Gateway> gateway;
   const config::ServerConfig& server;
-  asio::io_context ioc;
+  // Asio's shutdown() is protected; ~HttpServer needs it (see there).
+  struct IoContext : asio::io_context {
+    using asio::io_context::shutdown;
+  };
+  IoContext ioc;
   net::tcp::acceptor acceptor{ioc};
   std::atomic<bool> shutting_down{false};
   std::mutex mutex;
@@ -40,11 +44,14 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
   std::vector<std::thread> threads;
 
   const config::OperationsConfig& operations;
+  StreamLimiter streams;
+  std::atomic<size_t> connections{0};  // client connections open now
 
   explicit State(std::shared_ptr<Gateway> g)
       : gateway(std::move(g)),
         server(gateway->config().server),
-        operations(gateway->config().operations) {}
+        operations(gateway->config().operations),
+        streams(server.limits.max_streams_per_key) {}
 
   net::awaitable<void> accept_loop();
   net::awaitable<void> session(net::tcp::socket socket);
@@ -52,14 +59,18 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
   // else returns the response to write. `ec` reports a broken stream.
   net::awaitable<std::optional<Response>> complete(beast::tcp_stream& stream,
                                                    const http::request<http::string_body>& req,
-                                                   const std::string& path, bool keep_alive,
-                                                   boost::system::error_code& ec);
+                                                   const std::string& path, Caller caller,
+                                                   bool keep_alive, boost::system::error_code& ec);
+  // Everything after authentication: the endpoint's answer, or nullopt when it streamed.
+  net::awaitable<std::optional<Response>> dispatch(beast::tcp_stream& stream,
+                                                   const http::request<http::string_body>& req,
+                                                   const std::string& target, Caller caller,
+                                                   bool keep_alive, boost::system::error_code& ec);
   net::awaitable<void> shutdown_sequence();
   // POST /v1/tandem/canary: runs the canary prompts now (operators), records and returns it.
-  net::awaitable<Response> run_canary_now(const http::request<http::string_body>& req,
-                                          bool keep_alive);
+  net::awaitable<Response> run_canary_now(Caller caller, bool keep_alive);
   ApiResponse tandem_endpoint(const http::request<http::string_body>& req, const std::string& path,
-                              const std::string& query);
+                              const std::string& query, Caller caller);
 };
 
 namespace {
@@ -102,55 +113,9 @@ Response error_response(const ApiError& error, bool keep_alive) {
   return res;
 }
 
-ApiError auth_error(int status, std::string message, std::string code) {
-  ApiError e;
-  e.status = status;
-  e.type = status == 401 ? "invalid_request_error" : "permission_error";
-  e.code = std::move(code);
-  e.message = std::move(message);
-  return e;
-}
-
-// Checks the bearer key against every configured hash in constant time. Returns the key
-// (null when the gateway has no keys) or why the request is refused.
-std::variant<const config::ClientKey*, ApiError> authorize(
-    const config::ServerConfig& server, const http::request<http::string_body>& req,
-    const std::string& model) {
-  if (server.api_keys.empty()) {
-    return static_cast<const config::ClientKey*>(nullptr);
-  }
-  const auto field = req[http::field::authorization];
-  const std::string_view header(field.data(), field.size());
-  constexpr std::string_view kBearer = "Bearer ";
-  if (header.substr(0, kBearer.size()) != kBearer) {
-    return auth_error(401, "missing API key: send 'Authorization: Bearer <key>'",
-                      "invalid_api_key");
-  }
-  const std::string presented = config::sha256_hex(header.substr(kBearer.size()));
-  const config::ClientKey* match = nullptr;
-  for (const auto& key : server.api_keys) {
-    // No early exit: the time taken does not say which key, or how much of it, matched.
-    if (CRYPTO_memcmp(presented.data(), key.key_sha256.data(), presented.size()) == 0) {
-      match = &key;
-    }
-  }
-  if (match == nullptr) {
-    return auth_error(401, "invalid API key", "invalid_api_key");
-  }
-  if (!model.empty() && !match->models.empty() &&
-      std::find(match->models.begin(), match->models.end(), model) == match->models.end()) {
-    return auth_error(403, "API key '" + match->name + "' may not use model '" + model + "'",
-                      "model_not_allowed");
-  }
-  return match;
-}
-
-const ApiError* refused(const std::variant<const config::ClientKey*, ApiError>& auth) {
-  return std::get_if<ApiError>(&auth);
-}
-
-const config::ClientKey* key_of(const std::variant<const config::ClientKey*, ApiError>& auth) {
-  return std::get<const config::ClientKey*>(auth);
+std::string_view header_of(const http::request<http::string_body>& req, http::field field) {
+  const auto value = req[field];
+  return {value.data(), value.size()};
 }
 
 RoutingHeaders routing_headers(const http::request<http::string_body>& req) {
@@ -167,19 +132,23 @@ RoutingHeaders routing_headers(const http::request<http::string_body>& req) {
   return h;
 }
 
-json health_body(const Gateway& gateway, bool shutting_down) {
+// `detailed` adds the last upstream error and why the edge is not loaded: words of the
+// upstreams and file paths that a gateway with keys does not show on its public /health (its
+// admins read them in /v1/tandem/status).
+json health_body(const Gateway& gateway, bool shutting_down, bool detailed) {
   json upstreams = json::array();
   bool cloud_online = false;
   for (const auto& u : gateway.upstreams()) {
     const auto s = u->status();
     cloud_online = cloud_online || (s.online && s.circuit != upstream::CircuitState::kOpen);
-    upstreams.push_back(
-        {{"name", s.name},
-         {"online", s.online},
-         {"circuit", upstream::circuit_state_name(s.circuit)},
-         {"consecutive_failures", s.consecutive_failures},
-         {"cooldown_remaining_ms", s.cooldown_remaining_ms},
-         {"last_error", s.last_error.empty() ? json(nullptr) : json(s.last_error)}});
+    upstreams.push_back({{"name", s.name},
+                         {"online", s.online},
+                         {"circuit", upstream::circuit_state_name(s.circuit)},
+                         {"consecutive_failures", s.consecutive_failures},
+                         {"cooldown_remaining_ms", s.cooldown_remaining_ms}});
+    if (detailed) {
+      upstreams.back()["last_error"] = s.last_error.empty() ? json(nullptr) : json(s.last_error);
+    }
   }
   const auto* engine = gateway.engine();
   json edge = {{"loaded", engine != nullptr}};
@@ -189,7 +158,7 @@ json health_body(const Gateway& gateway, bool shutting_down) {
     edge["sha256"] = engine->model().sha256;
     edge["queued"] = stats.queued;
     edge["active"] = stats.active;
-  } else {
+  } else if (detailed) {
     edge["error"] = gateway.edge_problem();
   }
   const bool ready = !shutting_down && (engine != nullptr || cloud_online);
@@ -402,7 +371,7 @@ net::awaitable<void> watch_disconnect(net::tcp::socket& socket, std::shared_ptr<
 
 net::awaitable<std::optional<Response>> HttpServer::State::complete(
     beast::tcp_stream& stream, const http::request<http::string_body>& req, const std::string& path,
-    bool keep_alive, boost::system::error_code& ec) {
+    Caller caller, bool keep_alive, boost::system::error_code& ec) {
   const ApiKind kind = path == "/v1/completions" ? ApiKind::kCompletion : ApiKind::kChat;
   auto parsed = parse_completion_request(
       req.body(), kind, static_cast<int>(gateway->config().edge.default_max_tokens));
@@ -410,13 +379,28 @@ net::awaitable<std::optional<Response>> HttpServer::State::complete(
     co_return error_response(*error, keep_alive);
   }
   CompletionRequest request = std::move(std::get<CompletionRequest>(parsed));
-  const auto auth = authorize(server, req, request.model);
-  if (const ApiError* denied = refused(auth)) {
+  if (auto denied = refuse_model(caller, request.model)) {
     co_return error_response(*denied, keep_alive);
   }
-  auto hints = request_hints(routing_headers(req), key_of(auth));
+  if (auto over = refuse_over_limits(request, server.limits)) {
+    co_return error_response(*over, keep_alive);
+  }
+  auto hints = request_hints(routing_headers(req), caller);
   if (const ApiError* bad = std::get_if<ApiError>(&hints)) {
     co_return error_response(*bad, keep_alive);
+  }
+  // A stream holds an edge slot or an upstream connection for its whole length: each client
+  // may hold only so many at once.
+  std::optional<StreamLimiter::Slot> stream_slot;
+  if (request.stream) {
+    boost::system::error_code peer_ec;
+    const auto peer = stream.socket().remote_endpoint(peer_ec);
+    auto slot = streams.acquire(caller != nullptr ? "key:" + caller->name
+                                                  : "addr:" + peer.address().to_string());
+    if (const ApiError* busy = std::get_if<ApiError>(&slot)) {
+      co_return error_response(*busy, keep_alive);
+    }
+    stream_slot.emplace(std::move(std::get<StreamLimiter::Slot>(slot)));
   }
   RequestContext context;
   context.hints = std::move(std::get<routing::RequestHints>(hints));
@@ -477,49 +461,35 @@ net::awaitable<std::optional<Response>> HttpServer::State::complete(
 }
 
 ApiResponse HttpServer::State::tandem_endpoint(const http::request<http::string_body>& req,
-                                               const std::string& path, const std::string& query) {
-  const auto auth = authorize(server, req, "");
-  if (const ApiError* denied = refused(auth)) {
-    return error_response_body(*denied);
-  }
-  const config::ClientKey* key = key_of(auth);
+                                               const std::string& path, const std::string& query,
+                                               Caller caller) {
   const bool get = req.method() == http::verb::get;
   const bool post = req.method() == http::verb::post;
   if (path == "/v1/tandem/route") {
     if (!post) {
       return error_response_body(invalid_request("use POST on /v1/tandem/route"));
     }
-    auto hints = request_hints(routing_headers(req), key);
+    auto hints = request_hints(routing_headers(req), caller);
     if (const ApiError* bad = std::get_if<ApiError>(&hints)) {
       return error_response_body(*bad);
     }
     const bool detailed = query.find("explain") != std::string::npos;
     return route_endpoint(*gateway, req.body(), std::get<routing::RequestHints>(hints), detailed);
   }
-  // Reviewers are the operators' keys: they see the shadow report too.
-  const bool operator_key = key == nullptr || key->reviewer;
-  if (path == "/v1/tandem/shadow") {
-    if (!get) {
-      return error_response_body(invalid_request("use GET on /v1/tandem/shadow"));
-    }
-    if (!operator_key) {
-      return error_response_body(
-          auth_error(403, "API key '" + key->name + "' is not a reviewer's", "not_a_reviewer"));
-    }
-    return shadow_endpoint(*gateway, query);
-  }
-  if (path == "/v1/tandem/status" || path == "/v1/tandem/audit") {
+  if (path == "/v1/tandem/shadow" || path == "/v1/tandem/status" || path == "/v1/tandem/audit") {
     if (!get) {
       return error_response_body(invalid_request("use GET on " + path));
     }
-    if (!operator_key) {
-      return error_response_body(
-          auth_error(403, "API key '" + key->name + "' is not a reviewer's", "not_a_reviewer"));
+    if (auto denied = refuse_unless_admin(caller, path)) {
+      return error_response_body(*denied);
+    }
+    if (path == "/v1/tandem/shadow") {
+      return shadow_endpoint(*gateway, query);
     }
     if (path == "/v1/tandem/audit") {
       return audit_endpoint(*gateway, query);
     }
-    const bool ready = health_body(*gateway, shutting_down)["ready"].get<bool>();
+    const bool ready = health_body(*gateway, shutting_down, false)["ready"].get<bool>();
     return {200, status_json(*gateway, ready)};
   }
   constexpr std::string_view kReviews = "/v1/tandem/reviews";
@@ -529,15 +499,12 @@ ApiResponse HttpServer::State::tandem_endpoint(const http::request<http::string_
   }
   std::string rest = path.substr(kReviews.size());
   // Reviewers list and answer; a client may fetch a ticket it holds (the id is unguessable).
-  const bool reviewer = key == nullptr || key->reviewer;
-  const ApiError not_reviewer =
-      auth_error(403, "API key '" + (key ? key->name : std::string()) + "' is not a reviewer's",
-                 "not_a_reviewer");
+  const auto not_reviewer = refuse_unless_reviewer(caller);
   if (rest.empty() || rest == "/") {
     if (!get) {
       return error_response_body(invalid_request("use GET to list reviews"));
     }
-    return reviewer ? list_reviews(*gateway, query) : error_response_body(not_reviewer);
+    return not_reviewer ? error_response_body(*not_reviewer) : list_reviews(*gateway, query);
   }
   rest = rest.substr(1);
   const size_t slash = rest.find('/');
@@ -547,26 +514,19 @@ ApiResponse HttpServer::State::tandem_endpoint(const http::request<http::string_
     return get_review(*gateway, id);
   }
   if ((action == "answer" || action == "reject") && post) {
-    if (!reviewer) {
-      return error_response_body(not_reviewer);
+    if (not_reviewer) {
+      return error_response_body(*not_reviewer);
     }
-    return answer_review(*gateway, id, req.body(), key ? key->name : "api", action == "reject");
+    return answer_review(*gateway, id, req.body(), caller ? caller->name : "api",
+                         action == "reject");
   }
   return error_response_body(invalid_request(
       "use GET /v1/tandem/reviews/{id} or POST /v1/tandem/reviews/{id}/answer|reject"));
 }
 
-net::awaitable<Response> HttpServer::State::run_canary_now(
-    const http::request<http::string_body>& req, bool keep_alive) {
-  const auto auth = authorize(server, req, "");
-  if (const ApiError* denied = refused(auth)) {
+net::awaitable<Response> HttpServer::State::run_canary_now(Caller caller, bool keep_alive) {
+  if (auto denied = refuse_unless_admin(caller, "/v1/tandem/canary")) {
     co_return error_response(*denied, keep_alive);
-  }
-  if (key_of(auth) != nullptr && !key_of(auth)->reviewer) {
-    co_return error_response(
-        auth_error(403, "API key '" + key_of(auth)->name + "' is not a reviewer's",
-                   "not_a_reviewer"),
-        keep_alive);
   }
   if (gateway->engine() == nullptr || gateway->cloud_model().empty()) {
     co_return error_response(
@@ -590,10 +550,70 @@ net::awaitable<Response> HttpServer::State::run_canary_now(
   co_return json_response(200, canary_json(run), keep_alive);
 }
 
+net::awaitable<std::optional<Response>> HttpServer::State::dispatch(
+    beast::tcp_stream& stream, const http::request<http::string_body>& req,
+    const std::string& target, Caller caller, bool keep_alive, boost::system::error_code& ec) {
+  const std::string path = target.substr(0, target.find('?'));
+  const bool get = req.method() == http::verb::get;
+  const bool post = req.method() == http::verb::post;
+  if (path == "/health" && get) {
+    const json body = health_body(*gateway, shutting_down, server.api_keys.empty());
+    co_return json_response(body["ready"].get<bool>() ? 200 : 503, body, keep_alive);
+  }
+  if (path == "/v1/models" && get) {
+    co_return json_response(200, models_response(gateway->models()), keep_alive);
+  }
+  if ((path == "/v1/chat/completions" || path == "/v1/completions") && post) {
+    auto answered = co_await complete(stream, req, path, caller, keep_alive, ec);
+    co_return answered;
+  }
+  if (const auto file = dashboard_file(path); file && operations.dashboard && get) {
+    co_return static_response(*file, keep_alive);
+  }
+  if (path == "/favicon.ico" && operations.dashboard && get) {
+    // Browsers ask for it with every page; the dashboard has none.
+    Response res = text_response("", "image/x-icon", keep_alive);
+    res.result(http::status::no_content);
+    co_return res;
+  }
+  if (path == "/metrics" && operations.metrics && get) {
+    if (auto denied = refuse_unless_admin(caller, "/metrics")) {
+      co_return error_response(*denied, keep_alive);
+    }
+    co_return text_response(metrics_text(*gateway), "text/plain; version=0.0.4; charset=utf-8",
+                            keep_alive);
+  }
+  if (path == "/v1/tandem/canary" && post) {
+    auto run = co_await run_canary_now(caller, keep_alive);
+    co_return run;
+  }
+  if (path.rfind("/v1/tandem/", 0) == 0) {
+    const std::string query = target.size() > path.size() ? target.substr(path.size() + 1) : "";
+    const ApiResponse answer = tandem_endpoint(req, path, query, caller);
+    co_return json_response(answer.status, answer.body, keep_alive);
+  }
+  const bool known = path == "/health" || path == "/v1/models" || path == "/v1/chat/completions" ||
+                     path == "/v1/completions";
+  ApiError error;
+  error.status = known ? 405 : 404;
+  error.type = "invalid_request_error";
+  error.message = known
+                      ? "method " + std::string(req.method_string()) + " is not allowed on " + path
+                      : "no such endpoint: " + path;
+  co_return error_response(error, keep_alive);
+}
+
 net::awaitable<void> HttpServer::State::session(net::tcp::socket socket) {
   beast::tcp_stream stream(std::move(socket));
   beast::flat_buffer buffer;
   auto self = shared_from_this();
+  // Beyond server.max_connections the request is still read (so the client sees the answer,
+  // not a reset), then refused and the connection closed.
+  const bool over_capacity = connections.fetch_add(1) >= server.max_connections;
+  struct Leave {
+    std::atomic<size_t>& count;
+    ~Leave() { count.fetch_sub(1); }
+  } leave{connections};
   while (true) {
     http::request_parser<http::string_body> parser;
     parser.body_limit(server.max_body_bytes);
@@ -627,62 +647,23 @@ net::awaitable<void> HttpServer::State::session(net::tcp::socket socket) {
     }
     stream.expires_never();
     auto req = parser.release();
-    const bool keep_alive = req.keep_alive() && !shutting_down;
+    const bool keep_alive = req.keep_alive() && !shutting_down && !over_capacity;
     const std::string target(req.target());
-    const std::string path = target.substr(0, target.find('?'));
 
     // Every branch leaves its answer in `res` (or writes a stream itself): one write below.
     std::optional<Response> res;
-    if (path == "/health" && req.method() == http::verb::get) {
-      const json body = health_body(*gateway, shutting_down);
-      res = json_response(body["ready"].get<bool>() ? 200 : 503, body, keep_alive);
-    } else if (path == "/v1/models" && req.method() == http::verb::get) {
-      const auto auth = authorize(server, req, "");
-      if (const ApiError* denied = refused(auth)) {
-        res = error_response(*denied, keep_alive);
-      } else {
-        res = json_response(200, models_response(gateway->models()), keep_alive);
-      }
-    } else if ((path == "/v1/chat/completions" || path == "/v1/completions") &&
-               req.method() == http::verb::post) {
-      res = co_await complete(stream, req, path, keep_alive, ec);
-    } else if (const auto file = dashboard_file(path);
-               file && operations.dashboard && req.method() == http::verb::get) {
-      res = static_response(*file, keep_alive);
-    } else if (path == "/favicon.ico" && operations.dashboard && req.method() == http::verb::get) {
-      // Browsers ask for it with every page; the dashboard has none.
-      res = text_response("", "image/x-icon", keep_alive);
-      res->result(http::status::no_content);
-    } else if (path == "/metrics" && operations.metrics && req.method() == http::verb::get) {
-      const auto auth = authorize(server, req, "");
-      if (const ApiError* denied = refused(auth)) {
-        res = error_response(*denied, keep_alive);
-      } else if (key_of(auth) != nullptr && !key_of(auth)->reviewer) {
-        res = error_response(auth_error(403,
-                                        "API key '" + key_of(auth)->name +
-                                            "' is not a reviewer's: /metrics is for operators",
-                                        "not_a_reviewer"),
-                             keep_alive);
-      } else {
-        res = text_response(metrics_text(*gateway), "text/plain; version=0.0.4; charset=utf-8",
-                            keep_alive);
-      }
-    } else if (path == "/v1/tandem/canary" && req.method() == http::verb::post) {
-      res = co_await run_canary_now(req, keep_alive);
-    } else if (path.rfind("/v1/tandem/", 0) == 0) {
-      const std::string query = target.size() > path.size() ? target.substr(path.size() + 1) : "";
-      const ApiResponse answer = tandem_endpoint(req, path, query);
-      res = json_response(answer.status, answer.body, keep_alive);
+    const auto caller = authenticate(server, target.substr(0, target.find('?')),
+                                     header_of(req, http::field::authorization));
+    if (over_capacity) {
+      ApiError busy = unavailable("the gateway has " + std::to_string(server.max_connections) +
+                                      " connections open (server.max_connections); retry shortly",
+                                  "too_many_connections");
+      busy.retry_after_seconds = 1;
+      res = error_response(busy, false);
+    } else if (const ApiError* denied = std::get_if<ApiError>(&caller)) {
+      res = error_response(*denied, keep_alive);
     } else {
-      const bool known = path == "/health" || path == "/v1/models" ||
-                         path == "/v1/chat/completions" || path == "/v1/completions";
-      ApiError error;
-      error.status = known ? 405 : 404;
-      error.type = "invalid_request_error";
-      error.message =
-          known ? "method " + std::string(req.method_string()) + " is not allowed on " + path
-                : "no such endpoint: " + path;
-      res = error_response(error, keep_alive);
+      res = co_await dispatch(stream, req, target, std::get<Caller>(caller), keep_alive, ec);
     }
     if (res) {
       co_await http::async_write(stream, *res, asio::redirect_error(net::use_awaitable, ec));
@@ -749,6 +730,10 @@ net::awaitable<void> HttpServer::State::shutdown_sequence() {
 Result<std::unique_ptr<HttpServer>> HttpServer::create(std::shared_ptr<Gateway> gateway) {
   auto state = std::make_shared<State>(std::move(gateway));
   const auto& server = state->server;
+  // Checked again here: --host may have changed the address after the config was read.
+  if (const std::string problem = config::exposure_problem(server); !problem.empty()) {
+    return make_error(ErrorCode::kInvalidArgument, "server.host: " + problem);
+  }
   boost::system::error_code ec;
   const auto address = asio::ip::make_address(server.host, ec);
   if (ec) {
@@ -783,6 +768,10 @@ HttpServer::~HttpServer() {
       thread.join();
     }
   }
+  // Destroys what is still queued (idle keep-alive sessions, above all): those coroutine frames
+  // hold the State, which holds the io_context, so its destructor would never run and the
+  // gateway would leak, its trace writer never writing what was still queued.
+  state_->ioc.shutdown();
 }
 
 void HttpServer::run() {

@@ -1,6 +1,6 @@
 #pragma once
-// Tandem's own HTTP API beside the OpenAI one: request hints from headers, the route
-// explanation (POST /v1/tandem/route) and the human review queue (/v1/tandem/reviews...).
+// Tandem's own HTTP API beside the OpenAI one: request hints from headers (request_hints.h), the
+// route explanation (POST /v1/tandem/route) and the human review queue (/v1/tandem/reviews...).
 // Transport-free: the HTTP session extracts headers and bodies and writes what comes back.
 
 #include <nlohmann/json.hpp>
@@ -12,22 +12,9 @@
 #include "routing/policy.h"
 #include "server/api_error.h"
 #include "server/gateway.h"
+#include "server/request_hints.h"
 
 namespace tandem::server {
-
-// The routing headers of a request, as sent (empty when absent).
-struct RoutingHeaders {
-  std::string privacy;         // X-Tandem-Privacy: local-only
-  std::string latency_budget;  // X-Tandem-Latency-Budget-Ms: a positive integer
-  std::string client;          // X-Tandem-Client: a stable client id for the consistency memory
-  std::string pattern;         // X-Tandem-Pattern: one of routing::kPatternNames
-  std::string review;          // X-Tandem-Review: required
-};
-
-// Validates the headers (a bad value names the header and what it accepts) and adds the API
-// key's policy. `key` is null without authentication.
-std::variant<routing::RequestHints, ApiError> request_hints(const RoutingHeaders& headers,
-                                                            const config::ClientKey* key);
 
 struct ApiResponse {
   int status = 200;

@@ -173,6 +173,13 @@ TEST(CliServeTest, BadConfigFailsAtStartNamingTheKeyAndLine) {
   EXPECT_NE(missing.stdout_text.find("/nonexistent/tandem.yaml"), std::string::npos);
 }
 
+TEST(CliServeTest, AnOpenGatewayRefusesAnAddressOtherMachinesReach) {
+  auto out = run_tandem("serve --host 0.0.0.0 --port 0", true);
+  EXPECT_EQ(out.exit_code, 1);
+  EXPECT_NE(out.stdout_text.find("server.api_keys is empty"), std::string::npos) << out.stdout_text;
+  EXPECT_NE(out.stdout_text.find("allow_anonymous"), std::string::npos) << out.stdout_text;
+}
+
 TEST(CliServeTest, HelpListsTheServeFlags) {
   auto help = run_tandem("serve --help");
   EXPECT_EQ(help.exit_code, 0);
@@ -1033,18 +1040,26 @@ class ServeProcess {
     problem_ = "tandem serve did not become ready: " + slurp(err);
   }
 
+  // A clean stop is exit 0; anything else fails the test with its stderr. Under
+  // scripts/sanitize.sh this is how a sanitizer's report in the gateway reaches the test.
   ~ServeProcess() {
     if (pid_ > 0) {
       ::kill(pid_, SIGTERM);
       int status = 0;
+      bool killed = false;
       const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
       while (::waitpid(pid_, &status, WNOHANG) == 0) {
         if (std::chrono::steady_clock::now() > deadline) {
           ::kill(pid_, SIGKILL);
           ::waitpid(pid_, &status, 0);
+          killed = true;
           break;
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      if (!killed && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+        ADD_FAILURE() << "tandem serve did not stop cleanly (wait status " << status
+                      << "): " << slurp(dir_ + "stderr.txt");
       }
     }
     std::filesystem::remove_all(dir_);
@@ -1071,7 +1086,7 @@ std::string serve_config(bool with_keys) {
   if (with_keys) {
     yaml +=
         "  api_keys:\n"
-        "    - name: ops\n      key_env: TANDEM_STATUS_TEST_OPS_KEY\n      reviewer: true\n"
+        "    - name: ops\n      key_env: TANDEM_STATUS_TEST_OPS_KEY\n      admin: true\n"
         "    - name: app\n      key_env: TANDEM_STATUS_TEST_APP_KEY\n";
   }
   yaml += "edge:\n  model: " + kModel + "\n";
@@ -1230,7 +1245,7 @@ TEST_F(CliStatus, WithApiKeysConfiguredAnOperatorKeyIsNeeded) {
   EXPECT_EQ(wrong.exit_code, 1);
   EXPECT_NE(wrong.stdout_text.find("TANDEM_API_KEY"), std::string::npos) << wrong.stdout_text;
 
-  // A client's key that is not a reviewer's is refused too.
+  // A client's key that is not an admin's is refused too.
   auto app = status("--url " + gateway.url(), true, std::string("TANDEM_API_KEY=") + kAppKey);
   EXPECT_EQ(app.exit_code, 1);
   EXPECT_NE(app.stdout_text.find("403"), std::string::npos) << app.stdout_text;

@@ -113,6 +113,58 @@ TEST(ConfigTest, SecretsComeFromTheEnvironmentOrFilesNeverInline) {
       "cannot read '/nonexistent'");
 }
 
+TEST(ConfigTest, SecurityDefaultsAndTheirKeys) {
+  auto defaults = parse_config("", "test.yaml");
+  ASSERT_TRUE(defaults.ok()) << defaults.error().message;
+  const ServerConfig& server = defaults->server;
+  EXPECT_EQ(server.limits.max_messages, 256U);
+  EXPECT_EQ(server.limits.max_tokens, 8192U);
+  EXPECT_EQ(server.limits.max_streams_per_key, 32U);
+  EXPECT_EQ(server.max_connections, 1024U);
+  EXPECT_FALSE(server.auth.allow_anonymous);
+  EXPECT_TRUE(is_public_path(server.auth, "/health"));
+  EXPECT_TRUE(is_public_path(server.auth, "/dashboard/dashboard.js"));
+  EXPECT_FALSE(is_public_path(server.auth, "/metrics"));
+  EXPECT_FALSE(is_public_path(server.auth, "/healthz"));
+
+  auto set = parse_config(
+      "server:\n  max_connections: 10\n  auth: {public_paths: [/health, /v1/tandem/*]}\n"
+      "  limits: {max_messages: 4, max_tokens: 512, max_streams_per_key: 2}\n"
+      "  api_keys:\n    - {name: ops, key_sha256: " +
+          std::string(64, 'a') + ", admin: true}\n",
+      "test.yaml");
+  ASSERT_TRUE(set.ok()) << set.error().message;
+  EXPECT_EQ(set->server.max_connections, 10U);
+  EXPECT_EQ(set->server.limits.max_messages, 4U);
+  EXPECT_EQ(set->server.limits.max_tokens, 512U);
+  EXPECT_EQ(set->server.limits.max_streams_per_key, 2U);
+  EXPECT_TRUE(set->server.api_keys[0].admin);
+  EXPECT_FALSE(set->server.api_keys[0].reviewer);
+  EXPECT_TRUE(is_public_path(set->server.auth, "/v1/tandem/status"));
+  EXPECT_FALSE(is_public_path(set->server.auth, "/v1/tandem"));
+  EXPECT_FALSE(is_public_path(set->server.auth, "/"));
+
+  expect_error("server:\n  auth: {public_paths: [health]}\n",
+               "server.auth.public_paths: 'health' must start with '/'");
+  expect_error("server:\n  auth: {public_paths: ['/a*b']}\n", "may end in '*'");
+  expect_error("server:\n  limits: {max_tokens: 0}\n", "server.limits.max_tokens: must be between");
+  expect_error("server:\n  limits: {max_tokens: 100}\n",
+               "edge.default_max_tokens (256) exceeds server.limits.max_tokens (100)");
+  expect_error("server:\n  limits: {max_stream: 1}\n", "server.limits.max_stream: unknown key");
+}
+
+TEST(ConfigTest, AnOpenGatewayListensOnlyOnLoopbackUnlessAllowed) {
+  expect_error("server:\n  host: 0.0.0.0\n",
+               "test.yaml:2: server.host: '0.0.0.0' is reachable from other machines and "
+               "server.api_keys is empty");
+  expect_error("server:\n  host: 192.168.1.5\n", "allow_anonymous");
+  EXPECT_TRUE(parse_config("server:\n  host: 127.0.0.2\n", "test.yaml").ok());
+  EXPECT_TRUE(parse_config("server:\n  host: '::1'\n", "test.yaml").ok());
+  EXPECT_TRUE(
+      parse_config("server:\n  host: 0.0.0.0\n  auth: {allow_anonymous: true}\n", "test.yaml")
+          .ok());
+}
+
 TEST(ConfigTest, RejectsConfigsThatCannotWork) {
   expect_error("edge:\n  enabled: false\n", "nothing would answer");
   expect_error(

@@ -1,7 +1,7 @@
 // End-to-end: the operations dashboard (`GET /`) in a headless Chromium against `tandem serve`.
 //
 // Starts llama.cpp's llama-server as the cloud tier and `tandem serve` in front of it with
-// API keys (an operator key with `reviewer: true`, a plain client key) and the human review
+// API keys (an operator key with `admin: true`, a plain client key) and the human review
 // tier enabled (keyword "lawsuit"), then drives the page the gateway embeds with Debian's
 // chromium through playwright-core: the 401 message without a key, live numbers with the
 // operator key, numbers that follow traffic, answering a review ticket, a narrow screen.
@@ -56,7 +56,7 @@ server:
   api_keys:
     - name: operator
       key_env: TANDEM_DASHBOARD_OPERATOR_KEY
-      reviewer: true
+      admin: true
     - name: app
       key_env: TANDEM_DASHBOARD_CLIENT_KEY
 edge:
@@ -238,7 +238,9 @@ describe('dashboard in a headless browser', { skip: skipReason, timeout: 240_000
   after(async () => {
     // Each step runs even when an earlier one throws: nothing may outlive the suite.
     const errors = [];
-    for (const step of [() => browser?.close(), () => gateway?.stop(), () => llama?.stop()]) {
+    const steps = [() => browser?.close(), () => gateway?.stop(), () => llama?.stop(),
+      () => gateway?.assertStoppedCleanly()];
+    for (const step of steps) {
       try {
         await step();
       } catch (err) {

@@ -166,13 +166,13 @@ TEST(OperationsGatewayTest, StatusShowsTrafficLatencyCostModelsAndCircuits) {
   EXPECT_TRUE(s["gaming"]["flagged"].empty());
 }
 
-TEST(OperationsGatewayTest, OperatorEndpointsNeedAReviewersKeyButTheDashboardDoesNot) {
+TEST(OperationsGatewayTest, OperatorEndpointsNeedAnAdminKeyButTheDashboardDoesNot) {
   ::setenv("TANDEM_TEST_OPERATOR_KEY", "op-key-1", 1);
   ::setenv("TANDEM_TEST_CLIENT_KEY", "client-key-1", 1);
   FaultUpstream fault;
   GatewayUnderTest gateway(
       "server:\n  api_keys:\n"
-      "    - {name: ops, key_env: TANDEM_TEST_OPERATOR_KEY, reviewer: true}\n"
+      "    - {name: ops, key_env: TANDEM_TEST_OPERATOR_KEY, admin: true}\n"
       "    - {name: app, key_env: TANDEM_TEST_CLIENT_KEY}\n" +
       cloud_yaml(fault.base_url(), ""));
   const std::map<std::string, std::string> ops = {{"Authorization", "Bearer op-key-1"}};

@@ -244,10 +244,10 @@ TEST(ShadowGatewayTest, ASlowEdgeNeitherDelaysTheAnswerNorQueues) {
   EXPECT_GT(open["mean_edge_ms"].get<double>(), client_ms);
 }
 
-TEST(ShadowGatewayTest, TheReportIsForReviewerKeysAndSaysWhatIsWrong) {
+TEST(ShadowGatewayTest, TheReportIsForAdminKeysAndSaysWhatIsWrong) {
   GatewayUnderTest gateway(
       "server:\n  api_keys:\n    - {name: app, key_sha256: " + config::sha256_hex("app-key") +
-      "}\n    - {name: ops, key_sha256: " + config::sha256_hex("ops-key") + ", reviewer: true}\n");
+      "}\n    - {name: ops, key_sha256: " + config::sha256_hex("ops-key") + ", admin: true}\n");
   EXPECT_EQ(request(gateway.port(), "GET", "/v1/tandem/shadow").status, 401);
   auto as_app = request(gateway.port(), "GET", "/v1/tandem/shadow", "",
                         {{"Authorization", "Bearer app-key"}});

@@ -141,10 +141,10 @@
     if (status === 401) {
       return apiKey
         ? `${what}: 401 Unauthorized — the API key was not accepted (${message}). Enter an operator key above.`
-        : `${what}: 401 Unauthorized — this gateway requires an API key. Enter an operator (reviewer) key above.`;
+        : `${what}: 401 Unauthorized — this gateway requires an API key. Enter an operator (admin) key above.`;
     }
     if (status === 403) {
-      return `${what}: 403 Forbidden — ${message}. Use an operator key (reviewer: true).`;
+      return `${what}: 403 Forbidden — ${message}. Use an operator key (admin: true).`;
     }
     if (status === 0) return `${what}: ${message}`;
     return `${what}: HTTP ${status} — ${message}`;
