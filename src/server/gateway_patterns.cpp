@@ -331,7 +331,12 @@ net::awaitable<std::optional<ApiError>> run_speculative(Gateway& gateway, Gatewa
   if (!edge_text.empty()) {
     run.record.edge_answer_hash = answer_hash(edge_text);
   }
-  if (!co_await gateway.start_answer(run, "edge")) {
+  const bool started = co_await gateway.start_answer(run, "edge");
+  if (!started) {
+    if (verifying) {  // as above: the verification must not outlive this frame
+      verify_cancel.cancel();
+      co_await verdicts->pop();
+    }
     co_return client_gone();
   }
 
