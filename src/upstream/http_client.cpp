@@ -130,7 +130,13 @@ class Exchange final : public HttpExchange {
 
   void cancel() override {
     cancelled_ = true;
-    net::asio::post(lowest(stream_).get_executor(), [this] {
+    // The close runs later on the exchange's executor, and the caller may destroy the exchange
+    // first (it cancelled and returned at once, or the read it was waiting for completed just
+    // before the close was posted): the close then finds `alive_` gone and does nothing.
+    net::asio::post(lowest(stream_).get_executor(), [this, alive = std::weak_ptr<bool>(alive_)] {
+      if (alive.expired()) {
+        return;
+      }
       boost::system::error_code ignored;
       lowest(stream_).socket().shutdown(net::tcp::socket::shutdown_both, ignored);
       lowest(stream_).socket().close(ignored);
@@ -149,6 +155,38 @@ class Exchange final : public HttpExchange {
   bool failed_ = false;
   ConnectionPool* pool_ = nullptr;
   std::atomic<bool> cancelled_{false};
+  // Expires with the exchange; a posted close checks it on the same executor (cancel()).
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+// Cancels an exchange that is still being opened while it lives; `signal` may be null.
+class OpenGuard {
+ public:
+  OpenGuard(CancelSignal* signal, HttpExchange& exchange) : signal_(signal) {
+    if (signal_ != nullptr) {
+      id_ = signal_->on_cancel([&exchange] { exchange.cancel(); });
+    }
+  }
+  ~OpenGuard() {
+    if (signal_ != nullptr) {
+      signal_->remove(id_);
+    }
+  }
+  OpenGuard(const OpenGuard&) = delete;
+  OpenGuard& operator=(const OpenGuard&) = delete;
+
+  // A failure while opening, reported as a cancellation when the signal fired: a connect
+  // aborted by it is not the upstream's fault (no circuit failure, no "offline").
+  Failure fail(Failure f) const {
+    if (signal_ != nullptr && signal_->cancelled() && f.kind != Kind::kCancelled) {
+      f = failure(Kind::kCancelled, "cancelled while " + f.message);
+    }
+    return f;
+  }
+
+ private:
+  CancelSignal* signal_;
+  size_t id_ = static_cast<size_t>(-1);
 };
 
 // Resolves and connects `lowest(stream)` within the connect timeout.
@@ -331,9 +369,13 @@ void ConnectionPool::give(Idle idle) {
 
 net::awaitable<std::variant<std::unique_ptr<HttpExchange>, HttpFailure>> open_exchange(
     net::ssl::context& tls, const Endpoint& endpoint, const HttpRequest& request,
-    const config::Timeouts& timeouts, size_t max_response_bytes, ConnectionPool* pool) {
+    const config::Timeouts& timeouts, size_t max_response_bytes, ConnectionPool* pool,
+    CancelSignal* cancel) {
   auto executor = co_await net::asio::this_coro::executor;
   auto req = build_request(endpoint, request);
+  if (cancel != nullptr && cancel->cancelled()) {
+    co_return failure(Kind::kCancelled, "cancelled before connecting");
+  }
   if (!endpoint.tls) {
     // An idle pooled connection first; the upstream may have closed it meanwhile, which shows
     // as a failure before any response byte: then once more on a new connection.
@@ -353,22 +395,28 @@ net::awaitable<std::variant<std::unique_ptr<HttpExchange>, HttpFailure>> open_ex
         continue;
       }
       exchange->set_pool(pool);
+      OpenGuard guard(cancel, *exchange);
       auto failed = co_await exchange->send(req);
       if (!failed) {
         co_return std::unique_ptr<HttpExchange>(std::move(exchange));
       }
-      if (failed->kind != Kind::kProtocol) {
-        co_return std::move(*failed);  // a timeout or a cancellation is not a stale socket
+      const Failure f = guard.fail(std::move(*failed));
+      if (f.kind != Kind::kProtocol) {
+        co_return f;  // a timeout or a cancellation is not a stale socket
       }
     }
     auto exchange =
         std::make_unique<Exchange<net::beast::tcp_stream>>(timeouts, max_response_bytes, executor);
+    OpenGuard guard(cancel, *exchange);
     if (auto f = co_await connect(*exchange, endpoint, timeouts.connect_ms)) {
-      co_return std::move(*f);
+      co_return guard.fail(std::move(*f));
+    }
+    if (cancel != nullptr && cancel->cancelled()) {  // while resolving: nothing was closed yet
+      co_return failure(Kind::kCancelled, "cancelled while connecting");
     }
     exchange->set_pool(pool);
     if (auto f = co_await exchange->send(req)) {
-      co_return std::move(*f);
+      co_return guard.fail(std::move(*f));
     }
     co_return std::unique_ptr<HttpExchange>(std::move(exchange));
   }
@@ -376,8 +424,12 @@ net::awaitable<std::variant<std::unique_ptr<HttpExchange>, HttpFailure>> open_ex
   using TlsStream = net::beast::ssl_stream<net::beast::tcp_stream>;
   auto exchange =
       std::make_unique<Exchange<TlsStream>>(timeouts, max_response_bytes, executor, tls);
+  OpenGuard guard(cancel, *exchange);
   if (auto f = co_await connect(*exchange, endpoint, timeouts.connect_ms)) {
-    co_return std::move(*f);
+    co_return guard.fail(std::move(*f));
+  }
+  if (cancel != nullptr && cancel->cancelled()) {
+    co_return failure(Kind::kCancelled, "cancelled while connecting");
   }
   auto* ssl = exchange->stream().native_handle();
   if (!SSL_set_tlsext_host_name(ssl, endpoint.host.c_str())) {
@@ -389,11 +441,11 @@ net::awaitable<std::variant<std::unique_ptr<HttpExchange>, HttpFailure>> open_ex
   co_await exchange->stream().async_handshake(net::ssl::stream_base::client,
                                               net::asio::redirect_error(net::use_awaitable, ec));
   if (ec) {
-    co_return failure(Kind::kConnect,
-                      "TLS handshake with " + endpoint.host + " failed: " + ec.message());
+    co_return guard.fail(failure(
+        Kind::kConnect, "TLS handshake with " + endpoint.host + " failed: " + ec.message()));
   }
   if (auto f = co_await exchange->send(req)) {
-    co_return std::move(*f);
+    co_return guard.fail(std::move(*f));
   }
   co_return std::unique_ptr<HttpExchange>(std::move(exchange));
 }

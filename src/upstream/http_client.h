@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cancel.h"
 #include "config/config.h"
 #include "net/asio.h"
 
@@ -105,10 +106,14 @@ struct HttpRequest {
 // Connects (or reuses an idle connection from `pool`, when given, for plain HTTP), sends
 // `request` and reads the response header. A non-2xx response is returned as an exchange too
 // (its status set), so the caller can read the error body. An exchange whose response was
-// read to the end goes back to the pool when destroyed.
+// read to the end goes back to the pool when destroyed. `cancel`, when given, ends the wait at
+// once (kCancelled) — connecting, sending or waiting for the first byte — so a client that
+// leaves does not hold the upstream until first_byte_ms; it must be cancelled on the calling
+// coroutine's executor (as the HTTP session's disconnect watch and deadline do).
 net::awaitable<std::variant<std::unique_ptr<HttpExchange>, HttpFailure>> open_exchange(
     net::ssl::context& tls, const Endpoint& endpoint, const HttpRequest& request,
-    const config::Timeouts& timeouts, size_t max_response_bytes, ConnectionPool* pool = nullptr);
+    const config::Timeouts& timeouts, size_t max_response_bytes, ConnectionPool* pool = nullptr,
+    CancelSignal* cancel = nullptr);
 
 // A TLS client context that verifies peers against the system trust store or `ca_file`.
 std::unique_ptr<net::ssl::context> make_tls_context(bool verify, const std::string& ca_file);

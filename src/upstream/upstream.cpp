@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/json_depth.h"
 #include "common/log.h"
 #include "net/sleep.h"
 #include "net/sse.h"
@@ -49,6 +50,11 @@ std::string error_message_of(const std::string& body) {
 }  // namespace
 
 Result<CloudEvent> parse_cloud_chunk(const std::string& data, ApiKind kind, bool whole) {
+  // The logprobs are copied into the event: refuse what would overflow the stack (json_depth.h).
+  if (json_nesting_depth(data) > kMaxJsonDepth) {
+    return make_error(ErrorCode::kInternal, "the upstream sent a stream event nested deeper than " +
+                                                std::to_string(kMaxJsonDepth) + " levels");
+  }
   const auto json = nlohmann::json::parse(data, nullptr, false);
   if (json.is_discarded() || !json.is_object()) {
     return make_error(ErrorCode::kInternal,
@@ -199,7 +205,7 @@ net::awaitable<std::optional<UpstreamFailure>> Upstream::attempt(const CloudRequ
   }
 
   auto opened = co_await open_exchange(*tls_, endpoint_, http_request, config_.timeouts,
-                                       config_.max_response_bytes, &pool_);
+                                       config_.max_response_bytes, &pool_, &cancel);
   if (auto* failed = std::get_if<HttpFailure>(&opened)) {
     co_return named_failure(config_.name, std::move(*failed));
   }

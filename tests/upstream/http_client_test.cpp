@@ -34,5 +34,52 @@ TEST(RetryAfterTest, SecondsAndHttpDates) {
   EXPECT_FALSE(parse_retry_after("").has_value());
 }
 
+// A one-shot upstream on loopback: reads one request, answers 200 with `{}`, then waits for
+// the client to close.
+net::awaitable<void> answer_once(net::tcp::acceptor& acceptor) {
+  auto socket = co_await acceptor.async_accept(net::use_awaitable);
+  net::beast::flat_buffer buffer;
+  net::http::request<net::http::string_body> req;
+  co_await net::http::async_read(socket, buffer, req, net::use_awaitable);
+  const std::string response =
+      "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}";
+  co_await net::asio::async_write(socket, net::asio::buffer(response), net::use_awaitable);
+  char byte = 0;
+  boost::system::error_code ec;
+  co_await socket.async_read_some(net::asio::buffer(&byte, 1),
+                                  net::asio::redirect_error(net::use_awaitable, ec));
+}
+
+// cancel() posts the socket's close; a caller may cancel and destroy the exchange at once
+// (Upstream::attempt does when the client went away). The close must then do nothing. Found
+// by bench/soak.sh as a crash; scripts/sanitize.sh asan reports the use-after-free without
+// the fix.
+TEST(HttpExchangeTest, CancelThenDestroyAtOnceIsSafe) {
+  net::asio::io_context ioc;
+  net::tcp::acceptor acceptor(ioc, {net::asio::ip::make_address("127.0.0.1"), 0});
+  const Endpoint at{false, "127.0.0.1", std::to_string(acceptor.local_endpoint().port()), ""};
+  auto tls = make_tls_context(false, "");
+  bool opened = false;
+  net::asio::co_spawn(ioc, answer_once(acceptor), net::asio::detached);
+  net::asio::co_spawn(
+      ioc,
+      [&]() -> net::awaitable<void> {
+        HttpRequest request;
+        request.path = "/chat/completions";
+        request.body = "{}";
+        auto result = co_await open_exchange(*tls, at, request, config::Timeouts{}, 1024);
+        auto* exchange = std::get_if<std::unique_ptr<HttpExchange>>(&result);
+        if (exchange == nullptr) {
+          co_return;
+        }
+        opened = (*exchange)->status() == 200;
+        (*exchange)->cancel();  // posts the close...
+        exchange->reset();      // ...and the exchange is gone before it runs
+      },
+      net::asio::detached);
+  ioc.run();
+  EXPECT_TRUE(opened);
+}
+
 }  // namespace
 }  // namespace tandem::upstream
