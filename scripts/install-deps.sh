@@ -10,6 +10,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev libssl-dev libboost-dev libyaml-cpp-dev
   nginx-light wrk curl openssl
   clang-format clang-tidy
+  clang libclang-rt-14-dev libomp-dev  # scripts/fuzz.sh: libFuzzer, and OpenMP for llama.cpp
 )
 
 missing=()

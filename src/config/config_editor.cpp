@@ -1,5 +1,8 @@
 #include "config/config_editor.h"
 
+#include <algorithm>
+#include <cstddef>
+
 #include <yaml-cpp/yaml.h>
 
 namespace tandem::config {
@@ -42,6 +45,27 @@ size_t content_indent(std::string_view line) {
     return std::string_view::npos;
   }
   return first;
+}
+
+// Where the first YAML document's text ends: at its end marker ("...") or the next document's
+// "---", once the document has content; the end of the text without either. Keys added at the
+// top level go there: after the marker they would belong to a document nobody reads.
+size_t document_end(const std::string& text) {
+  const auto starts = line_starts(text);
+  bool content = false;
+  for (size_t l = 0; l < starts.size(); ++l) {
+    const std::string_view line = line_at(text, starts, l);
+    const bool end_marker = line.rfind("...", 0) == 0;
+    const bool marker = (end_marker || line.rfind("---", 0) == 0) &&
+                        (line.size() == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '\r');
+    if (marker && (content || end_marker)) {
+      return starts[l];
+    }
+    // A directive (%YAML) and a leading "---" are not content.
+    content = content || (!marker && line.rfind('%', 0) != 0 &&
+                          content_indent(line) != std::string_view::npos);
+  }
+  return text.size();
 }
 
 // Where the value of the key starting at `key_pos` begins on its line: after the colon and
@@ -148,6 +172,7 @@ Result<std::string> apply_one(std::string text, const ConfigEdit& edit, const st
       if (node && node.IsMap() && node.size() > 0) {
         indent = static_cast<size_t>(node.begin()->first.Mark().column);
       }
+      insert_at = document_end(text);
     } else {
       const size_t v = value_start(text, key_pos);
       if (node.IsNull() && v != std::string::npos && v < text.size() && text[v] != '\n' &&
@@ -196,6 +221,14 @@ Result<std::string> apply_one(std::string text, const ConfigEdit& edit, const st
 
 Result<std::string> apply_edits(std::string text, const std::vector<ConfigEdit>& edits,
                                 const std::string& source) {
+  // yaml-cpp reads text with NUL bytes as UTF-16 or UTF-32; edits written as UTF-8 into it would
+  // not be read back, or would break the file.
+  if (const size_t nul = text.find('\0'); nul != std::string::npos) {
+    const auto line =
+        std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(nul), '\n');
+    return edit_error(source, static_cast<int>(line),
+                      "holds a NUL byte: only UTF-8 text can be edited (is the file UTF-16?)");
+  }
   for (const auto& edit : edits) {
     if (edit.path.empty()) {
       return edit_error(source, -1, "an edit needs a key path");

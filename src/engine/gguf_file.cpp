@@ -245,6 +245,9 @@ Result<uint64_t> tensor_size(Reader& reader, const GgufTensorInfo& tensor) {
                           "multiple of its type's block size");
   }
   uint64_t elements_rows = tensor.dims[0] / block;
+  if (elements_rows > std::numeric_limits<uint64_t>::max() / type_size) {
+    return reader.corrupt("tensor '" + tensor.name + "' has an impossible size");
+  }
   uint64_t bytes = elements_rows * type_size;
   for (size_t i = 1; i < tensor.dims.size(); ++i) {
     if (tensor.dims[i] != 0 && bytes > std::numeric_limits<uint64_t>::max() / tensor.dims[i]) {

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "common/hash.h"
+#include "common/json_depth.h"
 
 namespace tandem::routing {
 namespace {
@@ -44,6 +45,10 @@ Result<std::string> optional_string(const nlohmann::json& object, const char* ke
 }
 
 Result<TraceRow> parse_row(const std::string& line, const std::string& where) {
+  // Error messages dump values, recursively: refuse what would overflow the stack.
+  if (json_nesting_depth(line) > kMaxJsonDepth) {
+    return data_error(where, "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+  }
   nlohmann::json object;
   try {
     object = nlohmann::json::parse(line);
@@ -88,8 +93,8 @@ Result<TraceRow> parse_row(const std::string& line, const std::string& where) {
     if (score->is_null()) {
       continue;  // the source has no judgement for this model: as if it were absent
     }
-    if (!score->is_number() || !std::isfinite(score->get<double>())) {
-      return data_error(where, field + ".score: must be a number, got " + score->dump());
+    if (!score->is_number() || !(score->get<double>() >= 0.0 && score->get<double>() <= 1.0)) {
+      return data_error(where, field + ".score: must be a number in [0, 1], got " + score->dump());
     }
     ModelAnswer answer;
     answer.score = score->get<double>();
@@ -144,6 +149,10 @@ Result<std::vector<TraceRow>> load_traces(const std::string& path) {
   if (!in) {
     return make_error(ErrorCode::kNotFound, path + ": cannot open: " + errno_message(errno));
   }
+  return parse_traces(in, path);
+}
+
+Result<std::vector<TraceRow>> parse_traces(std::istream& in, const std::string& source) {
   std::vector<TraceRow> rows;
   std::string line;
   size_t line_number = 0;
@@ -152,14 +161,14 @@ Result<std::vector<TraceRow>> load_traces(const std::string& path) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) {
       continue;
     }
-    auto row = parse_row(line, path + ":" + std::to_string(line_number));
+    auto row = parse_row(line, source + ":" + std::to_string(line_number));
     if (!row) {
       return row.error();
     }
     rows.push_back(std::move(row).value());
   }
   if (in.bad()) {
-    return make_error(ErrorCode::kInternal, path + ": read failed: " + errno_message(errno));
+    return make_error(ErrorCode::kInternal, source + ": read failed: " + errno_message(errno));
   }
   return rows;
 }

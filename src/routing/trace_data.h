@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <istream>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -45,6 +46,10 @@ struct TraceRow {
 // Reads a JSONL trace file (blank lines are skipped). Errors name the file, the line and the
 // field: "traces.jsonl:12: models.llama3.1-8b.score: must be a number".
 Result<std::vector<TraceRow>> load_traces(const std::string& path);
+
+// What load_traces does once the file is open: reads JSONL rows from `in`, `source` standing for
+// the file in messages and locations ("source:line").
+Result<std::vector<TraceRow>> parse_traces(std::istream& in, const std::string& source);
 
 // Reads several files; a directory stands for its *.jsonl files, in name order. Fails when
 // nothing is given or a directory holds no trace file.

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <set>
 
+#include "common/json_depth.h"
+
 namespace tandem::server {
 namespace {
 
@@ -40,8 +42,11 @@ int64_t integer(const json& body, const char* key, int64_t min, int64_t max) {
   if (!value.is_number_integer()) {
     fail(key, "must be an integer");
   }
-  const int64_t v = value.get<int64_t>();
-  if (v < min || v > max) {
+  // A JSON integer above INT64_MAX would read as a negative number that may pass the check.
+  const bool too_large =
+      value.is_number_unsigned() && value.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX);
+  const int64_t v = too_large ? INT64_MAX : value.get<int64_t>();
+  if (too_large || v < min || v > max) {
     fail(key, "must be between " + std::to_string(min) + " and " + std::to_string(max));
   }
   return v;
@@ -195,6 +200,11 @@ void parse_logprobs(const json& body, CompletionRequest& out) {
 std::variant<CompletionRequest, ApiError> parse_completion_request(std::string_view text,
                                                                    ApiKind kind,
                                                                    int default_max_tokens) {
+  // Before anything copies or serialises the body recursively (json_depth.h).
+  if (json_nesting_depth(text) > kMaxJsonDepth) {
+    return invalid_request("the request body nests arrays and objects deeper than " +
+                           std::to_string(kMaxJsonDepth) + " levels");
+  }
   json body = json::parse(text, nullptr, false);
   if (body.is_discarded()) {
     return invalid_request("the request body is not valid JSON");
@@ -260,6 +270,24 @@ std::variant<CompletionRequest, ApiError> parse_completion_request(std::string_v
   body.erase("stream_options");
   out.cloud_body = std::move(body);
   return out;
+}
+
+std::variant<CompletionRequest, ApiError> parse_route_request(std::string_view text,
+                                                              const std::string& default_model) {
+  if (json_nesting_depth(text) > kMaxJsonDepth) {
+    return invalid_request("the request body nests arrays and objects deeper than " +
+                           std::to_string(kMaxJsonDepth) + " levels");
+  }
+  json parsed = json::parse(text, nullptr, false);
+  if (parsed.is_discarded() || !parsed.is_object()) {
+    return invalid_request(
+        "the body must be a JSON object: a chat (messages) or completions (prompt) request");
+  }
+  if (!parsed.contains("model")) {
+    parsed["model"] = default_model;
+  }
+  const auto kind = parsed.contains("prompt") ? ApiKind::kCompletion : ApiKind::kChat;
+  return parse_completion_request(parsed.dump(), kind, 16);
 }
 
 }  // namespace tandem::server

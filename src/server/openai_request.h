@@ -36,4 +36,9 @@ std::variant<CompletionRequest, ApiError> parse_completion_request(std::string_v
                                                                    upstream::ApiKind kind,
                                                                    int default_max_tokens);
 
+// POST /v1/tandem/route's body: a chat or a completions request (it has a prompt), its model
+// `default_model` when it names none, max_tokens 16 unless given.
+std::variant<CompletionRequest, ApiError> parse_route_request(std::string_view body,
+                                                              const std::string& default_model);
+
 }  // namespace tandem::server

@@ -79,6 +79,29 @@ TEST(ConfigEditor, FillsAnEmptyKeyAndAnEmptyFile) {
             "server:\n  port: 1\nrouting:\n  pattern: cascade\n");
 }
 
+// Found by the yaml_config fuzz target: keys added at the top level went after the
+// "..." end marker, into a second document that nothing reads, so calibration did nothing.
+TEST(ConfigEditor, AddsTopLevelKeysInsideTheFirstDocument) {
+  const std::string out =
+      edit("%YAML 1.2\n---\nserver:\n  port: 1\n...\n", {{{"routing", "pattern"}, "cascade"}});
+  EXPECT_EQ(out, "%YAML 1.2\n---\nserver:\n  port: 1\nrouting:\n  pattern: cascade\n...\n");
+  auto config = parse_config(out, "c.yaml");
+  ASSERT_TRUE(config) << config.error().message;
+  EXPECT_EQ(config->routing.pattern, "cascade");
+  EXPECT_EQ(edit("a: 1\n---\nb: 2\n", {{{"edge", "threads"}, "2"}}),
+            "a: 1\nedge:\n  threads: 2\n---\nb: 2\n");
+}
+
+// Found by the yaml_config fuzz target: yaml-cpp reads "#\0..." as UTF-16, so edits appended as
+// UTF-8 were never read back and calibration silently did nothing.
+TEST(ConfigEditor, RefusesTextThatIsNotUtf8) {
+  auto edited = apply_edits(std::string("routing:\n  pattern: cascade\n#\0", 30),
+                            {{{"routing", "pattern"}, "edge"}}, "c.yaml");
+  ASSERT_FALSE(edited);
+  EXPECT_EQ(edited.error().message,
+            "c.yaml:3: holds a NUL byte: only UTF-8 text can be edited (is the file UTF-16?)");
+}
+
 TEST(ConfigEditor, RefusesWhatItCannotEditSafely) {
   auto flow = apply_edits("routing:\n  cascade: {threshold: 0.5}\n",
                           {{{"routing", "cascade", "threshold"}, "0.3"}}, "c.yaml");

@@ -74,6 +74,18 @@ TEST(GgufFileTest, ImpossibleLengthsAreCorruptNotAllocations) {
   expect_invalid(parse_bytes(model), "declares a length");
 }
 
+// Found by the gguf_header fuzz target: a row's bytes (elements / block * type size) could
+// overflow to 0, so a tensor of 2^62 floats needed no bytes and the header was accepted.
+TEST(GgufFileTest, TensorSizesThatOverflowAreCorrupt) {
+  std::string model = read_file(model_path());
+  // token_embd.weight, two dimensions: its name, the dimension count, then the dimensions.
+  const size_t name = model.find("token_embd.weight");
+  ASSERT_NE(name, std::string::npos);
+  const uint64_t dims[2] = {1ULL << 62, 1};
+  std::memcpy(model.data() + name + std::strlen("token_embd.weight") + 4, dims, sizeof(dims));
+  expect_invalid(parse_bytes(model), "impossible size");
+}
+
 TEST(GgufFileTest, UnsupportedVersionIsReported) {
   std::string model = read_file(model_path());
   const uint32_t version = 99;

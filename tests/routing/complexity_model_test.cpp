@@ -443,6 +443,9 @@ TEST(RouterTraining, MalformedLinesNameFileAndLine) {
         "models.e.score: missing");
   check(R"({"id": "b", "prompt": "p", "models": {"e": {"score": "high"}}})",
         "models.e.score: must be a number");
+  // Found by the routing_traces fuzz target: scores outside [0, 1] were accepted.
+  check(R"({"id": "b", "prompt": "p", "models": {"e": {"score": 10}}})",
+        "models.e.score: must be a number in [0, 1], got 10");
   check("[1, 2, 3]", "expected a JSON object");
 
   // Training passes the same message through.

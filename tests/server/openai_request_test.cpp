@@ -101,5 +101,30 @@ TEST(OpenAiRequestTest, ErrorsNameTheField) {
       400);
 }
 
+// Found by the openai_body fuzz target: 18446744073709551615 read as -1, inside seed's range.
+TEST(OpenAiRequestTest, IntegersBeyondInt64AreOutOfRange) {
+  const std::string chat = R"({"model":"m","messages":[{"role":"user","content":"x"}],)";
+  EXPECT_EQ(parse_error(chat + R"("seed":18446744073709551615})").param, "seed");
+  EXPECT_EQ(parse_error(chat + R"("max_tokens":18446744073709551615})").param, "max_tokens");
+  EXPECT_EQ(parse_ok(chat + R"("seed":4611686018427387903})").sampling.seed, 0xFFFFFFFFU);
+}
+
+// Found while writing the fuzz targets (fuzz/regressions/openai_body/): a 200 KB body of brackets,
+// well under server.max_body_bytes, overflowed the stack when the parser copied the content.
+TEST(OpenAiRequestTest, RefusesJsonNestedDeeperThanTheLimit) {
+  const auto nested = [](size_t depth) {
+    return R"({"model":"tandem","messages":[{"role":"user","content":"hi"}],"tools":)" +
+           std::string(depth, '[') + std::string(depth, ']') + "}";
+  };
+  EXPECT_EQ(parse_ok(nested(62)).cloud_only_fields, std::vector<std::string>{"tools"});
+  const ApiError error = parse_error(nested(100000));
+  EXPECT_EQ(error.status, 400);
+  EXPECT_NE(error.message.find("deeper than 64 levels"), std::string::npos) << error.message;
+  // Brackets inside strings are text, not nesting.
+  parse_ok(R"({"model":"tandem","messages":[{"role":"user","content":")" + std::string(1000, '[') +
+           R"("}]})");
+  EXPECT_TRUE(std::holds_alternative<ApiError>(parse_route_request(nested(100000), "tandem")));
+}
+
 }  // namespace
 }  // namespace tandem::server

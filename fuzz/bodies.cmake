@@ -1,0 +1,26 @@
+# The fuzz targets' bodies (fuzz_targets.h) as one library, built by both drivers:
+# fuzz/CMakeLists.txt (libFuzzer, clang, TANDEM_FUZZ=ON) and tests/CMakeLists.txt
+# (fuzz_regression_tests, the normal GCC build). Names here match kFuzzTargets.
+include_guard(GLOBAL)
+set(TANDEM_FUZZ_TARGETS
+  http_request openai_body upstream_sse yaml_config routing_traces privacy_scan gguf_header)
+
+add_library(tandem_fuzz_bodies STATIC
+  ${CMAKE_CURRENT_LIST_DIR}/targets/completion_checks.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/targets/gguf_header.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/targets/http_request.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/targets/openai_body.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/targets/privacy_scan.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/targets/routing_traces.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/targets/upstream_sse.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/targets/yaml_config.cpp
+)
+# "fuzz/..." includes resolve from the project root.
+target_include_directories(tandem_fuzz_bodies PUBLIC ${PROJECT_SOURCE_DIR})
+# ggml only for its type sizes: gguf_header recomputes tensor sizes independently of the parser.
+# Only the libraries that hold the parsers: not tandem_server (the gateway, which clang 14 cannot
+# compile and which the targets do not need).
+target_link_libraries(tandem_fuzz_bodies
+  PUBLIC tandem_server_api tandem_eval tandem_routing tandem_upstream tandem_net tandem_config
+         tandem_engine
+  PRIVATE tandem_warnings ggml::ggml-base)

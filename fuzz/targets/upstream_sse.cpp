@@ -1,0 +1,93 @@
+// What a cloud upstream sends back: the event stream through SseParser, however the network
+// cuts it, each event's JSON through parse_cloud_chunk() as Upstream::attempt() does, and the
+// whole body as a non-streaming answer. Also the Retry-After header parser.
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "common/json_depth.h"
+#include "fuzz/chunks.h"
+#include "fuzz/fuzz_targets.h"
+#include "fuzz/property_check.h"
+#include "net/sse.h"
+#include "upstream/http_client.h"
+#include "upstream/upstream.h"
+
+namespace tandem::fuzz {
+namespace {
+
+using upstream::ApiKind;
+
+std::vector<std::string> events_of(const std::vector<std::string_view>& pieces) {
+  net::SseParser parser;  // the 4 MiB default: far above any input, so it never trips here
+  std::vector<std::string> events;
+  for (const std::string_view piece : pieces) {
+    const Status status = parser.feed(piece, events);
+    FUZZ_CHECK_MSG(status.ok(), status.error().message);
+  }
+  return events;
+}
+
+// parse_cloud_chunk's contract: malformed JSON, anything but an object, an {"error": ...} object
+// and JSON nested too deeply to copy safely fail; every other object is an event.
+void check_chunk(const std::string& data, ApiKind kind, bool whole) {
+  const auto event = upstream::parse_cloud_chunk(data, kind, whole);
+  const auto json = nlohmann::json::parse(data, nullptr, false);
+  const bool usable = json_nesting_depth(data) <= kMaxJsonDepth && !json.is_discarded() &&
+                      json.is_object() && !json.contains("error");
+  FUZZ_CHECK(event.ok() == usable);
+  if (!event.ok()) {
+    FUZZ_CHECK(!event.error().message.empty());
+  }
+}
+
+void check_retry_after(const std::string& value) {
+  const auto delay = upstream::parse_retry_after(value);
+  if (delay) {
+    FUZZ_CHECK(delay->count() >= 0);
+  }
+}
+
+// A small limit: an event that outgrows it fails with a message naming the limit.
+void check_limit(const std::vector<std::string_view>& pieces) {
+  net::SseParser parser(64);
+  std::vector<std::string> events;
+  for (const std::string_view piece : pieces) {
+    if (const Status status = parser.feed(piece, events); !status) {
+      FUZZ_CHECK(status.error().code == ErrorCode::kInternal);
+      FUZZ_CHECK(status.error().message.find("64 bytes") != std::string::npos);
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+void fuzz_upstream_sse(const uint8_t* data, size_t size) {
+  const std::string_view bytes = as_text(data, size);
+  const std::vector<std::string> events = events_of({bytes});
+  // The same events however the bytes arrive: in one read, in reads of derived sizes, bytewise.
+  const std::vector<std::string_view> pieces = derived_pieces(bytes, 64);
+  FUZZ_CHECK(events_of(pieces) == events);
+  FUZZ_CHECK(events_of(derived_pieces(bytes, 1)) == events);
+  check_limit(pieces);
+
+  for (const std::string& event : events) {
+    // What the gateway writes, a client's parser reads back (sse_event round trip).
+    if (event.find_first_of("\r\n") == std::string::npos) {
+      FUZZ_CHECK(events_of({net::sse_event(event)}) == std::vector<std::string>{event});
+    }
+    if (event == "[DONE]") {
+      break;
+    }
+    check_chunk(event, ApiKind::kChat, false);
+    check_chunk(event, ApiKind::kCompletion, false);
+    check_retry_after(event);
+  }
+  const std::string body(bytes);
+  check_chunk(body, ApiKind::kChat, true);
+  check_chunk(body, ApiKind::kCompletion, true);
+}
+
+}  // namespace tandem::fuzz
