@@ -176,6 +176,12 @@ export class ServerProcess {
       await this.exited;
     }
   }
+
+  // After stop(): throws unless the process exited 0 on SIGTERM. Under scripts/sanitize.sh a
+  // sanitizer's report in the gateway (at once, or at exit for leaks) ends it otherwise.
+  assertStoppedCleanly() {
+    assert.ok(this.exit && this.exit.code === 0, `not a clean stop: ${this.report(80)}`);
+  }
 }
 
 export function sleep(ms) {

@@ -383,6 +383,34 @@ TEST(GatewayFaultTest, ClientDisconnectCancelsTheUpstreamRequest) {
                          std::chrono::seconds(5)));
 }
 
+// Found by bench/soak.sh: a client that left while the upstream had not answered yet held the
+// upstream connection (and, on a real cloud, a billed generation) until first_byte_ms.
+TEST(GatewayFaultTest, ClientDisconnectBeforeTheFirstByteCancelsTheUpstreamRequest) {
+  FaultUpstream fault;
+  GatewayUnderTest gateway(
+      with_upstreams("    - name: hang\n      base_url: " + fault.base_url() +
+                     "\n      models: {h: fault-hang}\n"
+                     "      timeouts: {first_byte_ms: 30000, total_ms: 60000}\n"
+                     "      retry: {max_retries: 0}\n      health: {interval_ms: 0}\n"));
+  for (const bool stream : {false, true}) {
+    {
+      asio::io_context ioc;
+      net::tcp::socket socket(ioc);
+      socket.connect(net::tcp::endpoint(asio::ip::make_address("127.0.0.1"), gateway.port()));
+      const std::string body = chat("h", "hi", 8, stream).dump();
+      const std::string req =
+          "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: "
+          "application/json\r\nContent-Length: " +
+          std::to_string(body.size()) + "\r\n\r\n" + body;
+      asio::write(socket, asio::buffer(req));
+      ASSERT_TRUE(eventually([&] { return fault.stats()["open_connections"].get<int>() == 1; }));
+    }  // the client goes away while the upstream hangs
+    EXPECT_TRUE(eventually([&] { return fault.stats()["open_connections"].get<int>() == 0; },
+                           std::chrono::seconds(5)))
+        << (stream ? "streaming" : "non-streaming");
+  }
+}
+
 TEST(GatewayFaultTest, GracefulShutdownFinishesInFlightStreams) {
   FaultUpstream fault;
   auto gateway = std::make_unique<GatewayUnderTest>(
@@ -402,6 +430,38 @@ TEST(GatewayFaultTest, GracefulShutdownFinishesInFlightStreams) {
   EXPECT_TRUE(eventually([&] { return request(port, "GET", "/health").status == 0; }));
   client.join();
   gateway.reset();
+}
+
+// HTTP clients keep connections open between requests. One still idle at shutdown must not keep
+// the server's state alive, nor with it the gateway (whose trace writer writes what is queued
+// when it goes): it once did, in a cycle that LeakSanitizer found.
+TEST(GatewayShutdownTest, AnIdleKeepAliveConnectionDoesNotKeepTheGatewayAlive) {
+  auto config = config::parse_config("", "test.yaml");
+  ASSERT_TRUE(config) << config.error().message;
+  config->server.port = 0;
+  auto made =
+      server::Gateway::create(std::move(config).value(), nullptr, "not loaded in this test", {});
+  ASSERT_TRUE(made) << made.error().message;
+  const std::weak_ptr<server::Gateway> watched = *made;
+  auto server = server::HttpServer::create(std::move(made).value()).value();
+  std::thread thread([&] { server->run(); });
+
+  asio::io_context ioc;
+  net::beast::tcp_stream stream(ioc);
+  stream.connect(net::tcp::endpoint(asio::ip::make_address("127.0.0.1"), server->port()));
+  http::request<http::string_body> req{http::verb::get, "/v1/models", 11};
+  req.set(http::field::host, "127.0.0.1");
+  req.keep_alive(true);
+  http::write(stream, req);
+  net::beast::flat_buffer buffer;
+  http::response<http::string_body> res;
+  http::read(stream, buffer, res);
+  ASSERT_TRUE(res.keep_alive()) << res.result_int() << " " << res.body();
+
+  server->shutdown();
+  thread.join();
+  server.reset();
+  EXPECT_TRUE(watched.expired()) << "the gateway outlived its HTTP server";
 }
 
 }  // namespace

@@ -5,10 +5,12 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <fcntl.h>
@@ -27,10 +29,14 @@ namespace asio = net::asio;
 namespace http = net::http;
 using nlohmann::json;
 
-// A child process, killed (SIGTERM, then SIGKILL) when this goes away.
+// A child process, killed (SIGTERM, then SIGKILL) when this goes away. Given a `stderr_path`
+// (for our own programs), its stderr goes there and it must stop cleanly on SIGTERM: any other
+// end fails the test with that stderr. Under scripts/sanitize.sh this is how a sanitizer's
+// report in the child (it exits non-zero at once, or at exit for leaks) reaches the test.
 class ChildProcess {
  public:
-  explicit ChildProcess(std::vector<std::string> args) {
+  explicit ChildProcess(std::vector<std::string> args, std::string stderr_path = "")
+      : program_(args.at(0)), stderr_path_(std::move(stderr_path)) {
     std::vector<char*> argv;
     for (auto& arg : args) {
       argv.push_back(arg.data());
@@ -45,8 +51,11 @@ class ChildProcess {
         ::_exit(127);
       }
       const int null_fd = ::open("/dev/null", O_WRONLY);
+      const int err_fd = stderr_path_.empty()
+                             ? null_fd
+                             : ::open(stderr_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       ::dup2(null_fd, 1);
-      ::dup2(null_fd, 2);
+      ::dup2(err_fd, 2);
       ::execv(argv[0], argv.data());
       ::_exit(127);
     }
@@ -57,7 +66,9 @@ class ChildProcess {
     }
     ::kill(pid_, SIGTERM);
     for (int i = 0; i < 100; ++i) {
-      if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        check_end(status);
         return;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -70,6 +81,23 @@ class ChildProcess {
   bool started() const { return pid_ > 0; }
 
  private:
+  // Exit 0, or SIGTERM itself when it came before the child installed its handler.
+  void check_end(int status) const {
+    const bool clean = (WIFEXITED(status) && WEXITSTATUS(status) == 0) ||
+                       (WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+    if (stderr_path_.empty() || clean) {
+      return;
+    }
+    std::ifstream in(stderr_path_);
+    const std::string err{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    const std::string how = WIFEXITED(status)
+                                ? "exited with " + std::to_string(WEXITSTATUS(status))
+                                : "was killed by signal " + std::to_string(WTERMSIG(status));
+    ADD_FAILURE() << program_ << " " << how << "; its stderr:\n" << err;
+  }
+
+  std::string program_;
+  std::string stderr_path_;
   pid_t pid_ = -1;
 };
 
@@ -166,7 +194,8 @@ class FaultUpstream {
     dir_ = dir.string();
     port_file_ = (dir / "port").string();
     process_ = std::make_unique<ChildProcess>(
-        std::vector<std::string>{TANDEM_FAULT_UPSTREAM, "--port", "0", "--port-file", port_file_});
+        std::vector<std::string>{TANDEM_FAULT_UPSTREAM, "--port", "0", "--port-file", port_file_},
+        (dir / "stderr").string());
     eventually([&] {
       std::ifstream in(port_file_);
       int port = 0;
