@@ -20,9 +20,9 @@ shift $(($# > 0 ? 1 : 0))
 
 # Inputs longer than the parser's real inputs only slow the fuzzer down: a request header may
 # reach 16 KiB (server.max_header_bytes), the shipped model's header is 14 KB, the rest are a
-# few KB in practice.
+# few KB in practice (a stream is read line by line: a few events show every state).
 declare -A max_len=(
-  [http_request]=20480 [openai_body]=8192 [upstream_sse]=8192 [yaml_config]=8192
+  [http_request]=20480 [openai_body]=8192 [upstream_sse]=4096 [yaml_config]=8192
   [routing_traces]=8192 [privacy_scan]=4096 [gguf_header]=16384
 )
 targets=("$@")

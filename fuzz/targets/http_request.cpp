@@ -14,7 +14,7 @@
 #include "net/asio.h"
 #include "routing/policy.h"
 #include "routing/shadow_report.h"
-#include "server/gateway.h"
+#include "server/gateway.h"  // kRoutedModel
 #include "server/gateway_util.h"
 #include "server/request_hints.h"
 

@@ -67,10 +67,13 @@ void check_limit(const std::vector<std::string_view>& pieces) {
 void fuzz_upstream_sse(const uint8_t* data, size_t size) {
   const std::string_view bytes = as_text(data, size);
   const std::vector<std::string> events = events_of({bytes});
-  // The same events however the bytes arrive: in one read, in reads of derived sizes, bytewise.
+  // The same events however the bytes arrive: in one read, in reads of derived sizes, and byte
+  // by byte (the first 1 KiB: bytewise feeding of more only costs time).
   const std::vector<std::string_view> pieces = derived_pieces(bytes, 64);
   FUZZ_CHECK(events_of(pieces) == events);
-  FUZZ_CHECK(events_of(derived_pieces(bytes, 1)) == events);
+  const std::string_view head = bytes.substr(0, 1024);
+  FUZZ_CHECK(events_of(derived_pieces(head, 1)) ==
+             (head.size() == bytes.size() ? events : events_of({head})));
   check_limit(pieces);
 
   for (const std::string& event : events) {

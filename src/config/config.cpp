@@ -705,6 +705,34 @@ std::string sha256_hex(std::string_view text) {
   return out;
 }
 
+namespace {
+
+// Whether the text holds nothing but blank lines, comments, directives, document markers and an
+// explicit null: all that an empty YAML document may hold. NULs count as blank (UTF-16 text).
+bool blank_document(const std::string& text) {
+  constexpr std::string_view kBlank(" \t\r\0", 4);
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    const size_t first = line.find_first_not_of(kBlank);
+    if (first == std::string::npos || line[first] == '#' || line[first] == '%') {
+      continue;
+    }
+    std::string rest = line.substr(first);
+    if (rest.rfind("---", 0) == 0 || rest.rfind("...", 0) == 0) {
+      rest.erase(0, 3);
+    }
+    rest.erase(std::min(rest.find('#'), rest.size()));
+    rest.erase(0, rest.find_first_not_of(kBlank));
+    rest.erase(rest.find_last_not_of(kBlank) + 1);
+    if (!rest.empty() && rest != "~" && rest != "null" && rest != "Null" && rest != "NULL") {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 Result<GatewayConfig> parse_config(const std::string& yaml_text, const std::string& source) {
   GatewayConfig config;
   config.source = source;
@@ -713,6 +741,13 @@ Result<GatewayConfig> parse_config(const std::string& yaml_text, const std::stri
     if (root && !root.IsNull() && !root.IsMap()) {
       return make_error(ErrorCode::kInvalidArgument,
                         source + ": the top level must be a mapping (server:, edge:, cloud:, ...)");
+    }
+    // yaml-cpp reads a document that starts with a stray ',' as empty and drops the rest: the
+    // defaults would run in place of the configuration written.
+    if ((!root || root.IsNull()) && !blank_document(yaml_text)) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        source + ": no configuration could be read from a file that is not " +
+                            "empty (does it start with a stray ','?)");
     }
     parse_root(root, source, config);
   } catch (const ConfigError& e) {

@@ -217,6 +217,24 @@ Result<std::string> apply_one(std::string text, const ConfigEdit& edit, const st
   return edit_error(source, -1, "an edit needs a key path");
 }
 
+// Whether YAML reads `edit` back from `text`: the edit is text surgery on lines, and what yaml-cpp
+// tolerates around them (an unterminated quote swallows what follows it, a leading ',' ends the
+// document) can leave it unread. Then the file must be edited by hand, not reported as edited.
+bool reads_back(const std::string& text, const ConfigEdit& edit) {
+  try {
+    YAML::Node node = YAML::Load(text);
+    for (const auto& key : edit.path) {
+      if (!node.IsMap() || !node[key]) {
+        return false;
+      }
+      node.reset(node[key]);
+    }
+    return node.IsScalar() && node.Scalar() == YAML::Load(edit.value).Scalar();
+  } catch (const YAML::Exception&) {
+    return false;
+  }
+}
+
 }  // namespace
 
 Result<std::string> apply_edits(std::string text, const std::vector<ConfigEdit>& edits,
@@ -236,6 +254,12 @@ Result<std::string> apply_edits(std::string text, const std::vector<ConfigEdit>&
     auto edited = apply_one(std::move(text), edit, source);
     if (!edited) {
       return edited.error();
+    }
+    if (!reads_back(edited.value(), edit)) {
+      return edit_error(source, -1,
+                        dotted(edit.path, edit.path.size()) +
+                            ": the edited file does not read back with the new value; edit it "
+                            "by hand");
     }
     text = std::move(edited).value();
   }

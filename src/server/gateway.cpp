@@ -191,7 +191,10 @@ std::vector<ModelInfo> Gateway::models() const {
 
 void Gateway::start_probes(net::asio::any_io_executor executor) {
   for (const auto& u : upstreams_) {
-    net::asio::co_spawn(executor, u->probe_forever(stop_probes_), net::asio::detached);
+    // A strand of its own: net::sleep_for cancels its timer through a post to the coroutine's
+    // executor, which on the bare io_context could run beside the coroutine (a data race).
+    net::asio::co_spawn(net::asio::make_strand(executor), u->probe_forever(stop_probes_),
+                        net::asio::detached);
   }
   start_monitors(executor);
 }

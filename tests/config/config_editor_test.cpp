@@ -102,6 +102,17 @@ TEST(ConfigEditor, RefusesTextThatIsNotUtf8) {
             "c.yaml:3: holds a NUL byte: only UTF-8 text can be edited (is the file UTF-16?)");
 }
 
+// Found by the yaml_config fuzz target: yaml-cpp lets a quote run to the end of the file, so the
+// lines added after it were part of a string, and the edit was reported as done.
+TEST(ConfigEditor, RefusesAnEditThatDoesNotReadBack) {
+  auto edited =
+      apply_edits("edge:\n  name: 'tandem\n", {{{"routing", "pattern"}, "edge"}}, "c.yaml");
+  ASSERT_FALSE(edited);
+  EXPECT_EQ(edited.error().message,
+            "c.yaml: routing.pattern: the edited file does not read back with the new value; edit "
+            "it by hand");
+}
+
 TEST(ConfigEditor, RefusesWhatItCannotEditSafely) {
   auto flow = apply_edits("routing:\n  cascade: {threshold: 0.5}\n",
                           {{{"routing", "cascade", "threshold"}, "0.3"}}, "c.yaml");

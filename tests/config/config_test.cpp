@@ -24,6 +24,17 @@ TEST(ConfigTest, EmptyConfigMeansDefaults) {
   EXPECT_TRUE(config->routing.cloud_model.empty());
 }
 
+// Found by the yaml_config fuzz target: yaml-cpp reads a document that starts with a stray ','
+// as empty, so the whole file was dropped and the defaults ran in its place.
+TEST(ConfigTest, AFileYamlCppReadsAsEmptyMustBeEmpty) {
+  for (const char* blank : {"# only a comment\n", "---\n...\n", "%YAML 1.2\n--- ~ # null\n"}) {
+    EXPECT_TRUE(parse_config(blank, "test.yaml")) << blank;
+  }
+  auto config = parse_config(",\nserver:\n  host: 0.0.0.0\n", "test.yaml");
+  ASSERT_FALSE(config);
+  EXPECT_NE(config.error().message.find("no configuration could be read"), std::string::npos);
+}
+
 TEST(ConfigTest, ReadsEverySection) {
   ::setenv("TANDEM_TEST_UPSTREAM_KEY", "sk-test", 1);
   ::setenv("TANDEM_TEST_CLIENT_KEY", "client-secret", 1);
