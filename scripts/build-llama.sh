@@ -26,6 +26,12 @@ readonly CMAKE_OPTIONS=(
   -DLLAMA_BUILD_UI=OFF
   -DLLAMA_USE_PREBUILT_UI=OFF
   -DLLAMA_OPENSSL=OFF
+  # GGML_NATIVE turns on llama.cpp's AMX kernels on CPUs that have AMX (Sapphire Rapids and
+  # later), and at this commit they crash in ggml_backend_amx_mul_mat on quantized models,
+  # depending on the machine (seen here: every Q8_0/Q4_0 drift test; upstream issue 20824,
+  # closed without a fix). The flags leave every other native feature (AVX-512, VNNI) on.
+  "-DCMAKE_C_FLAGS=-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+  "-DCMAKE_CXX_FLAGS=-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
 )
 # The tools Tandem uses: llama-server (a real OpenAI-compatible cloud tier in tests),
 # llama-bench (the benchmark's reference) and llama-quantize (derived test models). Building
