@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build git ca-certificates jq bc valgrind
+  build-essential cmake ninja-build ccache git ca-certificates jq bc valgrind
   libgtest-dev libgmock-dev libbenchmark-dev libsqlite3-dev libre2-dev pkg-config
   libhiredis-dev redis-server chromium
   nlohmann-json3-dev libcli11-dev libssl-dev libboost-dev libyaml-cpp-dev

@@ -3,6 +3,7 @@
 
 #include "planning/plan.h"
 
+#include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -325,7 +326,10 @@ TEST(PlanGguf, MissingOrForeignFilesAreErrors) {
   Status missing = apply_gguf_model(in, "/nonexistent/model.gguf");
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().code, ErrorCode::kNotFound);
-  Status foreign = apply_gguf_model(in, __FILE__);
+  // A file that exists but is not GGUF (not __FILE__: a compiler cache may make it relative).
+  const std::string foreign_path = ::testing::TempDir() + "tandem_plan_not_a_model.txt";
+  std::ofstream(foreign_path) << "plain text, not a GGUF header\n";
+  Status foreign = apply_gguf_model(in, foreign_path);
   ASSERT_FALSE(foreign);
   EXPECT_EQ(foreign.error().code, ErrorCode::kInvalidModel);
 }
