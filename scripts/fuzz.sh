@@ -5,12 +5,18 @@
 # for SECONDS. The committed corpus never grows by itself. A crash, leak, timeout or
 # out-of-memory fails the script, naming the target, the artifact and the command to reproduce it.
 #
-#   scripts/fuzz.sh [SECONDS_PER_TARGET [TARGET...]]
+#   scripts/fuzz.sh [--build-only | --no-build] [SECONDS_PER_TARGET [TARGET...]]
+#   --build-only         build the targets, fuzz nothing; --no-build: fuzz the targets as built
 #   TANDEM_FUZZ_SECONDS  seconds per target without an argument (default 30)
 #   TANDEM_FUZZ_WORK     scratch directory (default: a new one under $TMPDIR, deleted on success)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
+steps=all
+case "${1:-}" in
+  --build-only) steps=build; shift ;;
+  --no-build) steps=fuzz; shift ;;
+esac
 seconds=${1:-${TANDEM_FUZZ_SECONDS:-30}}
 if ! [[ "$seconds" =~ ^[1-9][0-9]*$ ]]; then
   echo "fuzz: SECONDS_PER_TARGET must be a positive integer, not '$seconds'" >&2
@@ -37,22 +43,38 @@ for target in "${targets[@]}"; do
   fi
 done
 
-"$root/scripts/install-deps.sh"
-# llama.cpp is built by the system compiler, as for build/: CC and CXX are not exported to it.
-llama_prefix=$("$root/scripts/build-llama.sh" | tail -n 1)
-
 build="$root/build-fuzz"
-stamp="$build/.llama-prefix"
-if [[ -f "$stamp" && "$(cat "$stamp")" != "$llama_prefix" ]]; then
-  rm -rf "$build/CMakeCache.txt" "$build/CMakeFiles"
+# Configures and builds every fuzz target.
+build_targets() {
+  "$root/scripts/install-deps.sh"
+  # llama.cpp is built by the system compiler, as for build/: CC and CXX are not exported to it.
+  local llama_prefix
+  llama_prefix=$("$root/scripts/build-llama.sh" | tail -n 1)
+  local stamp="$build/.llama-prefix"
+  if [[ -f "$stamp" && "$(cat "$stamp")" != "$llama_prefix" ]]; then
+    rm -rf "$build/CMakeCache.txt" "$build/CMakeFiles"
+  fi
+  # Debug keeps assert() on (nlohmann::json's, ours); fuzz/instrument.cmake compiles at -O1.
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DTANDEM_FUZZ=ON \
+    -DTANDEM_BUILD_TESTS=OFF -DTANDEM_BUILD_BENCH=OFF -DTANDEM_WERROR=OFF \
+    -DCMAKE_PREFIX_PATH="$llama_prefix" >/dev/null
+  echo "$llama_prefix" >"$stamp"
+  cmake --build "$build" --target fuzz_all --parallel "$(nproc)"
+}
+
+if [[ "$steps" != fuzz ]]; then
+  build_targets
 fi
-# Debug keeps assert() on (nlohmann::json's, ours); fuzz/instrument.cmake compiles at -O1.
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DTANDEM_FUZZ=ON \
-  -DTANDEM_BUILD_TESTS=OFF -DTANDEM_BUILD_BENCH=OFF -DTANDEM_WERROR=OFF \
-  -DCMAKE_PREFIX_PATH="$llama_prefix" >/dev/null
-echo "$llama_prefix" >"$stamp"
-cmake --build "$build" --target fuzz_all --parallel "$(nproc)"
+if [[ "$steps" == build ]]; then
+  exit 0
+fi
+for target in "${targets[@]}"; do
+  if [[ ! -x "$build/fuzz/fuzz_$target" ]]; then
+    echo "fuzz: $build/fuzz/fuzz_$target is not built; run scripts/fuzz.sh --build-only" >&2
+    exit 2
+  fi
+done
 
 work=${TANDEM_FUZZ_WORK:-}
 if [[ -z "$work" ]]; then
