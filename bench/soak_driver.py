@@ -9,13 +9,15 @@ What it does, in order (docs/RELIABILITY.md, "Load and soak", has a full run's f
     upstream per fault mode (500, 503, 429, reset, reset mid-stream, malformed SSE, wrong
     Content-Type, hang, slow), routing on, the review queue and traces in a SQLite file, two
     client keys and an admin key, and server.limits where the build knows them;
- 2. warms up, waits for quiet, and takes the gateway's baseline: fds, threads, TCP connections
-    by role and state (/proc/PID/fd + /proc/net/tcp*), RSS;
+ 2. warms up, waits until the gateway is quiet (snapshot: no open connection, descriptors and
+    threads unchanged for --quiet seconds) and takes its baseline: fds by kind, threads, TCP
+    connections by role and state (/proc/PID/fd + /proc/net/tcp*), RSS;
  3. drives the KINDS mix below (soak_traffic.py, soak_reviews.py) from --concurrency threads
     for most of --duration, sampling the resources every --sample-interval seconds, and judges
     every response (soak_judge.py): a success, an error docs/GATEWAY.md documents (exactly the
     one expected, for malformed requests), or "unexpected";
- 4. stops, waits for quiet, and compares the resources with the baseline; fits RSS over the
+ 4. stops, waits for quiet again, and compares the resources with the baseline, descriptor
+    kind by kind (any extra one fails, and is named); fits RSS over the
     second half of the load (least squares) and compares the slope with --max-rss-slope;
  5. resumes the traffic for the rest of --duration (10 %, 8..60 s), kill -9s the gateway 40 %
     into it, restarts it on the same database, and checks (soak_recovery.py) review tickets,
@@ -72,14 +74,20 @@ def parse_args():
     p.add_argument("--duration", type=float, default=600, help="seconds of load (default 600)")
     p.add_argument("--concurrency", type=int, default=8, help="client threads (default 8)")
     p.add_argument("--warmup", type=float, default=None, help="seconds (default 3%%, 3..15)")
-    p.add_argument("--quiet", type=float, default=3, help="seconds of quiet before counting")
+    p.add_argument("--quiet", type=float, default=3,
+                   help="seconds without a change in the gateway's descriptors and threads, and"
+                   " without an open connection, before its resources count (default 3)")
+    p.add_argument("--settle-timeout", type=float, default=60,
+                   help="seconds to wait for that quiet at most; not settling fails (default 60)")
     p.add_argument("--sample-interval", type=float, default=5)
     p.add_argument("--max-tokens", type=int, default=24, help="largest max_tokens sent")
     p.add_argument("--max-rss-slope", type=float, default=1.0, help="MiB/min (default 1)")
     p.add_argument("--min-slope-span", type=float, default=120,
                    help="seconds the RSS fit must span to be judged (default 120)")
-    p.add_argument("--fd-tolerance", type=int, default=4)
-    p.add_argument("--thread-tolerance", type=int, default=2)
+    p.add_argument("--fd-tolerance", type=int, default=0,
+                   help="descriptors (not upstream connections) the quiet gateway may hold"
+                   " beyond its quiet baseline (default 0)")
+    p.add_argument("--thread-tolerance", type=int, default=0)
     p.add_argument("--trace-margin", type=float, default=2.0,
                    help="requests finished this long before the kill must have a trace")
     p.add_argument("--seed", type=int, default=1)
@@ -222,10 +230,40 @@ def classify_crash_window(outcomes, crash, grace=2.0):
 
 
 def snapshot(gateway, upstream, args):
-    time.sleep(args.quiet)
-    res = gw.resources(gateway.pid, gateway.port, upstream.port)
-    res["upstream_stats"] = upstream.stats()
-    return res
+    """The gateway's resources once it is quiet: no client connection open, no stream open at
+    fault_upstream, and neither its own descriptors (by kind) nor its threads changed for
+    --quiet seconds. Connections still closing (a session that has not seen its client leave
+    yet, a cancelled upstream request unwinding) are waited for, not counted: on a loaded
+    machine or under a sanitizer that takes seconds. Waits at most --settle-timeout seconds;
+    the sample says whether it settled and how long that took."""
+    started = time.monotonic()
+    last, stable_since, first_look = None, started, None
+    while True:
+        res = gw.resources(gateway.pid, gateway.port, upstream.port)
+        if res is None:
+            raise RuntimeError("the gateway exited while the soak waited for it to be quiet")
+        stats = upstream.stats()
+        now = time.monotonic()
+        idle = res["client_connections"] == 0 and stats.get("active_streams", 0) == 0
+        changed = last is None or gw.own_kinds(res) != gw.own_kinds(last) or \
+            res["threads"] != last["threads"]
+        if changed or not idle:
+            stable_since = now
+        last = res
+        if first_look is None and now - started >= args.quiet:
+            first_look = dict(res, active_streams=stats.get("active_streams", 0))
+            # ^ what a fixed sleep of --quiet seconds would have judged
+        settled = idle and now - stable_since >= args.quiet
+        if settled or now - started >= args.settle_timeout:
+            break
+        time.sleep(0.1)
+    last["upstream_stats"] = stats
+    last["settle"] = {"settled": settled, "waited_s": round(now - started, 2),
+                      "after_quiet_s": first_look and {
+                          k: first_look[k] for k in ("fd_kinds", "client_connections",
+                                                     "upstream_connections", "threads",
+                                                     "active_streams")}}
+    return last
 
 
 def durations(args):

@@ -290,10 +290,25 @@ def tcp_sockets():
     return table
 
 
+def fd_kind(target, role_of_socket):
+    """What one descriptor is, from its /proc/PID/fd link: `socket:<role>/<state>`, a file by
+    its name (the database, its WAL and shared memory, the model), `anon:<kind>` (epoll,
+    eventfd, timerfd) or `pipe`."""
+    if target.startswith("socket:["):
+        return "socket:" + role_of_socket(target[8:-1])
+    if target.startswith("anon_inode:"):
+        return "anon:" + target[len("anon_inode:"):].strip("[]")
+    if target.startswith("pipe:"):
+        return "pipe"
+    if target.startswith("/"):
+        return "file:" + os.path.basename(target.replace(" (deleted)", ""))
+    return target
+
+
 def resources(pid, gateway_port, upstream_port):
-    """One sample of a process's fds, threads, TCP connections (by role and state) and RSS.
-    Connections: `client` (accepted on the gateway's port), `upstream` (to fault_upstream),
-    `listen`, `other`. None when the process is gone."""
+    """One sample of a process's fds (counted, and by kind: fd_kind), threads, TCP connections
+    (by role and state) and RSS. Connections: `client` (accepted on the gateway's port),
+    `upstream` (to fault_upstream), `listen`, `other`. None when the process is gone."""
     try:
         names = os.listdir(f"/proc/{pid}/fd")
         threads = len(os.listdir(f"/proc/{pid}/task"))
@@ -301,17 +316,10 @@ def resources(pid, gateway_port, upstream_port):
             rss_kib = next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
     except (OSError, StopIteration):
         return None
-    inodes = []
-    for name in names:
-        try:
-            target = os.readlink(f"/proc/{pid}/fd/{name}")
-        except OSError:
-            continue
-        if target.startswith("socket:["):
-            inodes.append(target[8:-1])
     table = tcp_sockets()
     connections = {"client": {}, "upstream": {}, "listen": {}, "other": {}}
-    for inode in inodes:
+
+    def role_of_socket(inode):
         if inode not in table:
             role, state = "other", "non-tcp"
         else:
@@ -325,7 +333,25 @@ def resources(pid, gateway_port, upstream_port):
             else:
                 role = "other"
         connections[role][state] = connections[role].get(state, 0) + 1
+        return f"{role}/{state}"
+
+    kinds = {}
+    for name in names:
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{name}")
+        except OSError:
+            continue  # closed since listdir
+        kind = fd_kind(target, role_of_socket)
+        kinds[kind] = kinds.get(kind, 0) + 1
+    sockets = sum(n for k, n in kinds.items() if k.startswith("socket:"))
     return {"t": time.monotonic(), "pid": pid, "fds": len(names), "threads": threads,
-            "rss_kib": rss_kib, "sockets": len(inodes), "connections": connections,
+            "rss_kib": rss_kib, "sockets": sockets, "connections": connections,
+            "fd_kinds": kinds,
             "client_connections": sum(connections["client"].values()),
             "upstream_connections": sum(connections["upstream"].values())}
+
+
+def own_kinds(sample):
+    """A sample's descriptors by kind, less the connections to the upstreams: the idle
+    keep-alive pool grows and shrinks on its own and has a verdict of its own."""
+    return {k: n for k, n in sample["fd_kinds"].items() if not k.startswith("socket:upstream/")}

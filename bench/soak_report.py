@@ -75,11 +75,36 @@ def resource_view(s):
     if s is None:
         return None
     return {k: s[k] for k in ("pid", "fds", "threads", "rss_kib", "client_connections",
-                              "upstream_connections", "connections")}
+                              "upstream_connections", "connections", "fd_kinds")
+            if k in s}
 
 
 def verdict(name, passed, detail):
     return {"name": name, "passed": bool(passed), "detail": detail}
+
+
+def extra_descriptors(base, after):
+    """Descriptor kinds the quiet gateway holds more of than at its quiet baseline, upstream
+    connections aside (their own verdict): kind -> how many more."""
+    before, now = gw.own_kinds(base), gw.own_kinds(after)
+    return {k: n - before.get(k, 0) for k, n in sorted(now.items()) if n > before.get(k, 0)}
+
+
+def settle_text(sample, base=None):
+    """How long the gateway took to be quiet and, when that was longer than --quiet, what was
+    still open at --quiet seconds (what a fixed sleep would have counted)."""
+    settle = sample["settle"]
+    text = (f"quiet after {settle['waited_s']} s" if settle["settled"]
+            else f"NOT quiet after {settle['waited_s']} s")
+    early = settle.get("after_quiet_s")
+    if early and (early["fd_kinds"] != sample["fd_kinds"] or early["active_streams"]
+                  or early["client_connections"] or early["threads"] != sample["threads"]):
+        over = extra_descriptors(base, early) if base is not None else "-"
+        text += (f" (at the --quiet mark: descriptors over the baseline "
+                 f"{over or 'none'}, {early['client_connections']} client connections, "
+                 f"{early['active_streams']} streams open at fault_upstream, "
+                 f"{early['threads']} threads)")
+    return text
 
 
 def resource_verdicts(run, args):
@@ -88,28 +113,35 @@ def resource_verdicts(run, args):
     upstream_after = after["connections"]["upstream"]
     base_close_wait = base["connections"]["upstream"].get("CLOSE_WAIT", 0)
     active = after["upstream_stats"].get("active_streams", 0)
+    extra = extra_descriptors(base, after)
     # The idle keep-alive pool may grow to the most requests ever in flight to an upstream at
     # once: the clients' concurrency, plus a stream burst's streams.
     pool_growth = args.concurrency + (gw.MAX_STREAMS_PER_KEY + 1 if run["features"].get("limits")
                                       else 0)
     return [
-        verdict("fds back to baseline", own_fds(after) - own_fds(base) <= args.fd_tolerance,
+        verdict("gateway quiet before each count",
+                base["settle"]["settled"] and after["settle"]["settled"],
+                f"baseline {settle_text(base)}, after the load {settle_text(after, base)} (no open "
+                f"connection, descriptors and threads unchanged for {args.quiet} s; "
+                f"at most {args.settle_timeout} s)"),
+        verdict("fds back to baseline", sum(extra.values()) <= args.fd_tolerance,
                 f"{base['fds']} -> {after['fds']} (of which upstream keep-alive "
                 f"{base['upstream_connections']} -> {after['upstream_connections']}); without "
-                f"them {own_fds(base)} -> {own_fds(after)}, tolerance +{args.fd_tolerance}"),
+                f"them {own_fds(base)} -> {own_fds(after)}, extra by kind {extra or 'none'}, "
+                f"tolerance +{args.fd_tolerance}"),
         verdict("threads back to baseline",
                 after["threads"] - base["threads"] <= args.thread_tolerance,
                 f"{base['threads']} -> {after['threads']}, tolerance +{args.thread_tolerance}"),
         verdict("client connections back to baseline",
-                after["client_connections"] <= base["client_connections"] + 2,
+                after["client_connections"] <= base["client_connections"],
                 f"{base['client_connections']} -> {after['client_connections']} "
-                f"{after['connections']['client']}, tolerance +2"),
+                f"{after['connections']['client']}"),
         verdict("upstream connections bounded and idle",
                 after["upstream_connections"] <= base["upstream_connections"] + pool_growth
-                and upstream_after.get("CLOSE_WAIT", 0) <= base_close_wait + 2 and active == 0,
+                and upstream_after.get("CLOSE_WAIT", 0) <= base_close_wait and active == 0,
                 f"{base['upstream_connections']} -> {after['upstream_connections']} "
                 f"{upstream_after}; tolerance +{pool_growth} (idle keep-alive pool), "
-                f"CLOSE_WAIT +2; streams still open at fault_upstream: {active}"),
+                f"no new CLOSE_WAIT; streams still open at fault_upstream: {active}"),
     ]
 
 
@@ -219,6 +251,7 @@ def print_summary(s):
             p(f"{label:14} pid {v['pid']} fds {v['fds']} threads {v['threads']} "
               f"rss {v['rss_kib'] / 1024:.1f} MiB client conns {v['client_connections']} "
               f"upstream conns {v['upstream_connections']} {v['connections']['upstream']}")
+            p(f"{'':14} fds by kind {v.get('fd_kinds')}")
     p(f"during (max)   {r['during_max']}")
     p(f"RSS: start {s['rss']['start_mib']} MiB, peak {s['rss']['peak_mib']} MiB, end "
       f"{s['rss']['end_mib']} MiB, slope {s['rss']['slope_mib_per_min']} MiB/min over "
