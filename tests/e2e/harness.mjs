@@ -166,8 +166,11 @@ export class ServerProcess {
                     this.report());
   }
 
-  // SIGTERM first (a clean shutdown is part of what we run), SIGKILL if it lingers.
-  async stop(graceMs = 5_000) {
+  // SIGTERM first (a clean shutdown is part of what we run), SIGKILL if it lingers. The gateway
+  // stops within its shutdown_grace_ms plus its exit, which a sanitizer's leak check on a loaded
+  // machine stretches to seconds: 30 s is reached only by a process that hangs (and then
+  // assertStoppedCleanly fails).
+  async stop(graceMs = 30_000) {
     if (!this.running) return;
     this.child.kill('SIGTERM');
     const gone = await Promise.race([this.exited, sleep(graceMs).then(() => null)]);

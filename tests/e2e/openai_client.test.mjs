@@ -16,7 +16,7 @@ import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 
 import {
-  READY_TIMEOUT_MS, freePorts, isHealthy, makeTempDir, removeTempDir, resolvePaths, sleep,
+  READY_TIMEOUT_MS, freePorts, makeTempDir, removeTempDir, resolvePaths, sleep,
   startGateway, startLlamaServer,
 } from './harness.mjs';
 
@@ -62,6 +62,11 @@ cloud:
     - name: local-llama
       base_url: ${q(`http://127.0.0.1:${llamaPort}/v1`)}
       models: {${CLOUD_MODEL}: stories}
+# The tests assert which tier answers "tandem". A decode speed that drops below the learned
+# baseline (another process on the cores) would move work to the cloud by design: here it is
+# only reported, so the verdicts do not depend on the machine's load.
+operations:
+  device: {when_throttled: none}
 `;
 }
 
@@ -131,6 +136,17 @@ async function assertApiError(call, ErrorClass, status, check = () => {}) {
   });
 }
 
+// True once `server` answers /health, polling up to READY_TIMEOUT_MS; false at once if it has
+// exited, or when it never answers.
+async function answersHealth(server) {
+  try {
+    await server.waitReady();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // The suite
 
@@ -185,7 +201,9 @@ describe('OpenAI Node client against tandem serve', { timeout: 180_000 }, () => 
   // after each test and start a fresh one for the rest when it died. The diagnostic carries
   // the exit status and output into the report, where the client only says "Connection error".
   afterEach(async (t) => {
-    if (gateway.running && (await isHealthy(gateway.healthUrl))) return;
+    // A gateway that answers slowly (one /health probe gives up after 1 s) is not a dead one:
+    // poll as at start-up, for up to READY_TIMEOUT_MS, before calling it down.
+    if (await answersHealth(gateway)) return;
     // The client may see the reset a moment before the exit status is in.
     await Promise.race([gateway.exited, sleep(2_000)]);
     const what = gateway.report();
@@ -425,8 +443,9 @@ describe('OpenAI Node client against tandem serve', { timeout: 180_000 }, () => 
       assertStartsWithStory(data.choices[0].message.content, `request after the abort (${model})`);
     }
 
-    // A cancelled request must release its edge sequence: /health counts the active ones.
-    async function assertEdgeIdle(timeoutMs = 5_000) {
+    // A cancelled request must release its edge sequence: /health counts the active ones. Freed
+    // within a step of the cancel; the 30 s deadline is reached only by a sequence never freed.
+    async function assertEdgeIdle(timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
       let health;
       while (Date.now() < deadline) {

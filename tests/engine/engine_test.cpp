@@ -169,6 +169,20 @@ TEST_F(EngineTest, StopStringStartingMidTokenCutsInsideTheToken) {
 }
 
 TEST_F(EngineTest, CancellationStopsGeneration) {
+  // An engine of its own, with room for a long generation on one thread: the cancel comes a
+  // few milliseconds after the first token, and the 2,000 tokens it must cut short take most of
+  // a second even on a fast machine, so a slow or sanitised test thread still cancels in time
+  // (and one decoding thread leaves the cores to it rather than spinning on them).
+  EngineOptions options;
+  options.model_path = model_path();
+  options.threads = 1;
+  options.max_sequences = 1;
+  options.context_per_sequence = 2048;
+  auto opened = Engine::open(options);
+  ASSERT_TRUE(opened.ok()) << opened.error().message;
+  Engine& engine = *opened.value();
+  constexpr int kMaxTokens = 2000;
+
   std::promise<void> first_token;
   std::atomic<bool> signalled{false};
   std::promise<CompletionSummary> done;
@@ -180,15 +194,15 @@ TEST_F(EngineTest, CancellationStopsGeneration) {
   };
   callbacks.on_complete = [&](const CompletionSummary& s) { done.set_value(s); };
   callbacks.on_error = [&](const Error& e) { FAIL() << e.message; };
-  auto request = greedy("Once upon a time", 400);
+  auto request = greedy("Once upon a time", kMaxTokens);
   request.sampling.ignore_eos = true;
-  auto handle = engine_->submit(request, callbacks);
+  auto handle = engine.submit(request, callbacks);
   ASSERT_TRUE(handle.ok());
   first_token.get_future().wait();
   handle.value()->cancel();
   auto summary = done.get_future().get();
   EXPECT_EQ(summary.finish_reason, FinishReason::kCancelled);
-  EXPECT_LT(summary.completion_tokens, 400);
+  EXPECT_LT(summary.completion_tokens, kMaxTokens);
 }
 
 TEST_F(EngineTest, ConcurrentGenerationsEqualTheirSequentialResults) {

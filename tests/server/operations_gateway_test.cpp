@@ -286,8 +286,14 @@ TEST(OperationsGatewayTest, AHotDeviceShiftsWorkToTheCloudAndBack) {
   EXPECT_EQ(sample(request(gateway.port(), "GET", "/metrics").body, "tandem_device_throttled"), 1);
 
   sysfs.set_temp_c(82);  // above resume_temp_c: still throttled (hysteresis)
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));
-  EXPECT_EQ(status_of(gateway)["device"]["state"], "throttled");
+  // Judged once the monitor has read 82 degrees (the state in the same snapshot is its verdict on
+  // that reading), not after a fixed sleep that a slow poll would outlast.
+  json reading;
+  ASSERT_TRUE(eventually([&] {
+    reading = status_of(gateway)["device"];
+    return reading["max_temp_c"] == 82.0;
+  })) << reading.dump();
+  EXPECT_EQ(reading["state"], "throttled");
   sysfs.set_temp_c(70);
   ASSERT_TRUE(eventually([&] { return status_of(gateway)["device"]["state"] == "normal"; }));
   auto again = post(gateway.port(), "/v1/chat/completions", routed("Once upon a time"));

@@ -33,12 +33,16 @@ std::string keys_yaml(const std::string& server_extra = "") {
 }
 
 // A cloud tier on the fault upstream: `fast` answers at once, `slow` streams a piece every
-// 1.5 s, so a stream stays open while a test looks at the limits.
+// 1.5 s, so a stream stays open while a test looks at the limits (kHeldPieces).
 std::string cloud_yaml(const FaultUpstream& fault) {
   return "cloud:\n  upstreams:\n    - name: f\n      base_url: " + fault.base_url() +
          "\n      models: {fast: fault-ok, slow: fault-slow-1500}\n"
          "      health: {interval_ms: 0}\n";
 }
+
+// Pieces a held `slow` stream asks for: a minute of streaming, far longer than the checks that
+// need it open take even on a slow machine. It ends when its client leaves, not by itself.
+constexpr int kHeldPieces = 40;
 
 std::string error_code(const HttpResult& r) {
   const json body = r.json_body();
@@ -193,8 +197,8 @@ TEST(SecurityGatewayTest, EachKeyMayHoldOnlySoManyStreamsAtOnce) {
   FaultUpstream fault;
   GatewayUnderTest gateway(keys_yaml("  limits: {max_streams_per_key: 2}\n") + cloud_yaml(fault));
   {
-    HeldRequest first(gateway.port(), chat("slow", "hi", 3, true), kClient);
-    HeldRequest second(gateway.port(), chat("slow", "hi", 3, true), kClient);
+    HeldRequest first(gateway.port(), chat("slow", "hi", kHeldPieces, true), kClient);
+    HeldRequest second(gateway.port(), chat("slow", "hi", kHeldPieces, true), kClient);
     ASSERT_TRUE(eventually([&] { return fault.stats()["active_streams"].get<int>() == 2; }))
         << fault.stats().dump();
     auto third = post(gateway.port(), "/v1/chat/completions", chat("fast", "hi", 2, true), kClient);
@@ -208,7 +212,7 @@ TEST(SecurityGatewayTest, EachKeyMayHoldOnlySoManyStreamsAtOnce) {
     EXPECT_EQ(post(gateway.port(), "/v1/chat/completions", chat("fast", "hi", 2), kClient).status,
               200);
   }
-  // The clients left: their slots are free again.
+  // The clients left: their slots are free again (their streams would run for another minute).
   EXPECT_TRUE(eventually([&] {
     return post(gateway.port(), "/v1/chat/completions", chat("fast", "hi", 2, true), kClient)
                .status == 200;
@@ -304,18 +308,20 @@ TEST(SecurityGatewayTest, LogsCarryNeitherPromptsNorKeysUnlessAskedTo) {
     std::string log;
     {
       StderrCapture capture(path);
-      GatewayUnderTest gateway(
-          keys_yaml() + "operations: {log_prompts: " + (log_prompts ? "true" : "false") + "}\n");
-      EXPECT_EQ(
-          post(gateway.port(), "/v1/chat/completions", chat("tandem", secret_prompt, 4), kClient)
-              .status,
-          200);
-      EXPECT_EQ(
-          post(gateway.port(), "/v1/chat/completions", chat("tandem", secret_prompt, 4), kWrongKey)
-              .status,
-          401);
-      EXPECT_TRUE(
-          eventually([&] { return capture.text().find("\"decision\"") != std::string::npos; }));
+      {
+        GatewayUnderTest gateway(
+            keys_yaml() + "operations: {log_prompts: " + (log_prompts ? "true" : "false") + "}\n");
+        EXPECT_EQ(
+            post(gateway.port(), "/v1/chat/completions", chat("tandem", secret_prompt, 4), kClient)
+                .status,
+            200);
+        EXPECT_EQ(post(gateway.port(), "/v1/chat/completions", chat("tandem", secret_prompt, 4),
+                       kWrongKey)
+                      .status,
+                  401);
+        EXPECT_TRUE(
+            eventually([&] { return capture.text().find("\"decision\"") != std::string::npos; }));
+      }  // stopped: every line it will ever write about these requests is in the file now
       log = capture.text();
     }
     EXPECT_NE(log.find("\"decision\""), std::string::npos) << "nothing was logged";
