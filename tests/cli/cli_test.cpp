@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../support/eventually.h"
 #include "common/answer_match.h"
 #include "store/review_queue.h"
 #include "store/shadow_log.h"
@@ -1046,7 +1047,7 @@ class ServeProcess {
     if (pid_ > 0) {
       ::kill(pid_, SIGTERM);
       int status = 0;
-      if (!exited_within(kStopGrace, status)) {
+      if (!::tandem::test::exited_within(pid_, kStopGrace, status)) {
         ::kill(pid_, SIGKILL);
         ::waitpid(pid_, &status, 0);
         ADD_FAILURE() << "tandem serve did not stop within " << kStopGrace.count()
@@ -1069,18 +1070,6 @@ class ServeProcess {
   // It stops within shutdown_grace_ms (500) plus its exit, which a sanitizer's leak check on a
   // loaded machine can stretch to seconds: 30 s is reached only by a gateway that hangs.
   static constexpr std::chrono::seconds kStopGrace{30};
-
-  // Polls for the child's exit; true (and its wait status) once it has exited.
-  bool exited_within(std::chrono::seconds grace, int& status) const {
-    const auto deadline = std::chrono::steady_clock::now() + grace;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        return true;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return false;
-  }
 
   std::string dir_;
   pid_t pid_ = -1;

@@ -67,7 +67,7 @@ class ChildProcess {
     }
     ::kill(pid_, SIGTERM);
     int status = 0;
-    if (exited_within(stop_grace(), status)) {
+    if (exited_within(pid_, stop_grace(), status)) {
       check_end(status);
       return;
     }
@@ -89,18 +89,6 @@ class ChildProcess {
   // 30 s, reached only by a child that hangs. Others are only cleaned up.
   std::chrono::seconds stop_grace() const {
     return std::chrono::seconds(stderr_path_.empty() ? 2 : 30);
-  }
-
-  // Polls for the child's exit; true (and its wait status) once it has exited.
-  bool exited_within(std::chrono::seconds grace, int& status) const {
-    const auto deadline = std::chrono::steady_clock::now() + grace;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        return true;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return false;
   }
 
   std::string stderr_text() const {

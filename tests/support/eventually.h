@@ -6,6 +6,9 @@
 #include <chrono>
 #include <thread>
 
+#include <sys/types.h>
+#include <sys/wait.h>
+
 namespace tandem::test {
 
 // Waits until `probe` is true, up to `timeout`.
@@ -19,6 +22,11 @@ bool eventually(Probe probe, std::chrono::milliseconds timeout = std::chrono::se
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return probe();
+}
+
+// Waits up to `grace` for the child `pid` to exit; true, with its wait status, once it has.
+inline bool exited_within(pid_t pid, std::chrono::milliseconds grace, int& status) {
+  return eventually([&] { return ::waitpid(pid, &status, WNOHANG) == pid; }, grace);
 }
 
 }  // namespace tandem::test
