@@ -11,7 +11,7 @@
 # Every Tandem program a test starts (tandem, fault_upstream) is instrumented too and reports
 # through the same options: a report makes it exit with $exit_code, which fails the test
 # (tests/server/test_harness.h, tests/cli/cli_test.cpp, tests/e2e/harness.mjs check it).
-# See docs/RELIABILITY.md, "Sanitizers".
+# See docs/RELIABILITY.md, "CI".
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
