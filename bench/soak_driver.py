@@ -251,18 +251,16 @@ def snapshot(gateway, upstream, args):
             stable_since = now
         last = res
         if first_look is None and now - started >= args.quiet:
-            first_look = dict(res, active_streams=stats.get("active_streams", 0))
-            # ^ what a fixed sleep of --quiet seconds would have judged
+            # What a fixed sleep of --quiet seconds would have judged.
+            first_look = {k: res[k] for k in ("fd_kinds", "client_connections", "threads")}
+            first_look["active_streams"] = stats.get("active_streams", 0)
         settled = idle and now - stable_since >= args.quiet
         if settled or now - started >= args.settle_timeout:
             break
         time.sleep(0.1)
     last["upstream_stats"] = stats
     last["settle"] = {"settled": settled, "waited_s": round(now - started, 2),
-                      "after_quiet_s": first_look and {
-                          k: first_look[k] for k in ("fd_kinds", "client_connections",
-                                                     "upstream_connections", "threads",
-                                                     "active_streams")}}
+                      "after_quiet_s": first_look}
     return last
 
 

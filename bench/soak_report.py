@@ -75,8 +75,7 @@ def resource_view(s):
     if s is None:
         return None
     return {k: s[k] for k in ("pid", "fds", "threads", "rss_kib", "client_connections",
-                              "upstream_connections", "connections", "fd_kinds")
-            if k in s}
+                              "upstream_connections", "connections", "fd_kinds")}
 
 
 def verdict(name, passed, detail):
