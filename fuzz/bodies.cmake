@@ -3,11 +3,12 @@
 # (fuzz_regression_tests, the normal GCC build). Names here match kFuzzTargets.
 include_guard(GLOBAL)
 set(TANDEM_FUZZ_TARGETS
-  http_request openai_body upstream_sse yaml_config routing_traces privacy_scan gguf_header)
+  http_request openai_body upstream_sse yaml_config routing_traces privacy_scan egress_guard gguf_header)
 
 add_library(tandem_fuzz_bodies STATIC
   ${CMAKE_CURRENT_LIST_DIR}/targets/boost_assert_handler.cpp
   ${CMAKE_CURRENT_LIST_DIR}/targets/completion_checks.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/targets/egress_guard.cpp
   ${CMAKE_CURRENT_LIST_DIR}/targets/gguf_header.cpp
   ${CMAKE_CURRENT_LIST_DIR}/targets/http_request.cpp
   ${CMAKE_CURRENT_LIST_DIR}/targets/openai_body.cpp

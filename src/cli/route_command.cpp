@@ -91,8 +91,17 @@ int route(const RouteFlags& flags) {
     return 2;
   }
   std::string all = flags.system.empty() ? flags.prompt : flags.system + "\n" + flags.prompt;
+  // The body a client would send with these messages: privacy reads it field by field.
+  nlohmann::json messages = nlohmann::json::array();
+  if (!flags.system.empty()) {
+    messages.push_back({{"role", "system"}, {"content", flags.system}});
+  }
+  messages.push_back({{"role", "user"}, {"content", flags.prompt}});
+  const std::string body = nlohmann::json{{"messages", messages}}.dump(
+      -1, ' ', false, nlohmann::json::error_handler_t::replace);
   routing::RouteInput input;
   input.text = all;
+  input.body = body;
   input.prompt.system = flags.system;
   input.prompt.last_user = flags.prompt;
   input.prompt.turns = flags.turns;

@@ -104,18 +104,8 @@ int serve(const ServeFlags& flags) {
     }
   }
 
-  std::vector<std::unique_ptr<upstream::Upstream>> upstreams;
-  for (const auto& upstream_config : config.upstreams) {
-    auto created = upstream::Upstream::create(upstream_config);
-    if (!created) {
-      std::cerr << "tandem serve: " << created.error().message << "\n";
-      return 1;
-    }
-    upstreams.push_back(std::move(created).value());
-  }
-
-  auto made = server::Gateway::create(std::move(config), std::move(engine), std::move(edge_problem),
-                                      std::move(upstreams));
+  auto made =
+      server::Gateway::create(std::move(config), std::move(engine), std::move(edge_problem));
   if (!made) {
     std::cerr << "tandem serve: " << made.error().message << "\n";
     return 1;

@@ -456,6 +456,8 @@ void parse_routing(Section s, RoutingConfig& out) {
   privacy.get("disabled_detectors", out.privacy.disabled_detectors);
   get_patterns(privacy, "patterns", out.privacy.patterns);
   get_word_lists(privacy, "keywords", out.privacy.keywords);
+  privacy.get("opaque_content", out.privacy.opaque_content);
+  one_of(privacy, "opaque_content", out.privacy.opaque_content, {"allow", "edge_only", "refuse"});
   privacy.finish();
 
   Section ingress = s.section("ingress");
@@ -545,6 +547,7 @@ void parse_operations(Section s, OperationsConfig& out) {
   audit.get("content", out.audit.content);
   one_of(audit, "content", out.audit.content, {"none", "redacted", "full"});
   audit.get<uint64_t>("max_rows", out.audit.max_rows, 1, uint64_t{1} << 40);
+  audit.get("required", out.audit.required);
   audit.finish();
 
   Section device = s.section("device");

@@ -142,6 +142,10 @@ struct PrivacyConfig {
   std::vector<std::string> disabled_detectors;  // built-in detectors switched off
   std::vector<NamedPattern> patterns;
   std::vector<NamedWords> keywords;
+  // Content the detectors cannot read (image, audio and file parts, base64 blobs): "allow"
+  // sends it like text, "edge_only" treats it as private (the request stays on the device),
+  // "refuse" answers 400. A local-only key or header keeps everything on the device anyway.
+  std::string opaque_content = "edge_only";
 };
 
 // The learned combination of the edge's token signals into P(the edge answer is good):
@@ -276,6 +280,9 @@ struct AuditConfig {
   bool enabled = true;
   std::string content = "redacted";
   uint64_t max_rows = 100000;
+  // A cloud send whose audit row cannot be stored first (writer queue full, database error) is
+  // refused before any byte leaves. false: the send goes ahead and the row may be lost.
+  bool required = true;
 };
 
 // Thermal, battery and decode-throughput monitoring of the device the edge runs on.

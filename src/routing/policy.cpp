@@ -117,34 +117,64 @@ std::optional<Pattern> parse_pattern(std::string_view name) {
   return std::nullopt;
 }
 
+std::optional<Decision> privacy_decision(const config::RoutingConfig& config,
+                                         const RouteSignals& signals,
+                                         const HealthSnapshot& health) {
+  const RequestHints& hints = signals.hints;
+  const std::string& opaque_policy = config.privacy.opaque_content;
+  if (!signals.opaque.empty() && opaque_policy == "refuse") {
+    Decision d = make(Tier::kNone, Pattern::kNone, kOpaqueRefusedCode,
+                      "the request carries content the privacy scan cannot read (" +
+                          describe_opaque(signals.opaque) +
+                          ") and routing.privacy.opaque_content is refuse");
+    d.cloud_allowed = false;
+    return d;
+  }
+  std::optional<Reason> pin;
+  if (!signals.privacy.empty()) {
+    pin = Reason{"privacy.detected", "the request contains " + describe_fields(signals.privacy)};
+  } else if (hints.privacy_header) {
+    pin = Reason{"privacy.header", "X-Tandem-Privacy: local-only"};
+  } else if (hints.key_local_only) {
+    pin = Reason{"privacy.key_policy", "the API key's policy is local-only"};
+  } else if (!signals.opaque.empty() && opaque_policy == "edge_only") {
+    pin = Reason{"privacy.opaque_content",
+                 "the request carries content the privacy scan cannot read (" +
+                     describe_opaque(signals.opaque) +
+                     "), which routing.privacy.opaque_content keeps on the device"};
+  }
+  if (!pin) {
+    return std::nullopt;
+  }
+  Decision d;
+  d.cloud_allowed = false;
+  d.reasons.push_back(std::move(*pin));
+  if (!hints.cloud_only_fields.empty()) {
+    d.reasons.push_back({kNeedsCloudCode, "the request uses " + join(hints.cloud_only_fields) +
+                                              ", which only the cloud model provides, and its "
+                                              "data may not leave the device"});
+    return d;
+  }
+  if (!health.edge_available) {
+    d.reasons.push_back({"edge.unavailable",
+                         "the query may not leave the device and the edge "
+                         "model is unavailable: " +
+                             health.edge_problem});
+    return d;
+  }
+  d.tier = Tier::kEdge;
+  d.pattern = Pattern::kEdge;
+  d.reasons.push_back({"privacy.edge_only", "answered on the device; nothing is sent out"});
+  return d;
+}
+
 Decision decide(const config::RoutingConfig& config, const RouteSignals& signals,
                 const HealthSnapshot& health) {
   const RequestHints& hints = signals.hints;
 
   // 1. Data that must not leave the device: the edge or nothing.
-  std::optional<Reason> pin;
-  if (!signals.privacy.empty()) {
-    pin = Reason{"privacy.detected", "the prompt contains " + describe(signals.privacy)};
-  } else if (hints.privacy_header) {
-    pin = Reason{"privacy.header", "X-Tandem-Privacy: local-only"};
-  } else if (hints.key_local_only) {
-    pin = Reason{"privacy.key_policy", "the API key's policy is local-only"};
-  }
-  if (pin) {
-    Decision d;
-    d.cloud_allowed = false;
-    d.reasons.push_back(std::move(*pin));
-    if (!health.edge_available) {
-      d.reasons.push_back({"edge.unavailable",
-                           "the query may not leave the device and the edge "
-                           "model is unavailable: " +
-                               health.edge_problem});
-      return d;
-    }
-    d.tier = Tier::kEdge;
-    d.pattern = Pattern::kEdge;
-    d.reasons.push_back({"privacy.edge_only", "answered on the device; nothing is sent out"});
-    return d;
+  if (auto pinned = privacy_decision(config, signals, health)) {
+    return std::move(*pinned);
   }
 
   // 2. Rules that ask for a human.

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "routing/privacy_json.h"
 #include "routing/privacy_scanner.h"
 #include "routing/prompt_features.h"
 #include "routing/query_kind.h"
@@ -63,7 +64,8 @@ struct RememberedTier {
 
 struct RouteSignals {
   RequestHints hints;
-  std::vector<PrivacyFinding> privacy;  // data that must not leave the device
+  std::vector<PrivacyFinding> privacy;  // data that must not leave the device, by field
+  std::vector<OpaqueContent> opaque;    // content the privacy detectors cannot read
   std::vector<PrivacyFinding> review;   // matches of the review rules
   PromptFeatures features;              // what the classifier read
   QueryKind kind = QueryKind::kOpen;    // for per-kind cascade calibration and shadow reports
@@ -97,6 +99,19 @@ struct Decision {
 
 Decision decide(const config::RoutingConfig& config, const RouteSignals& signals,
                 const HealthSnapshot& health);
+
+// Rule 1 of decide() alone: the decision when nothing of the request may leave the device (a
+// privacy finding, opaque content under routing.privacy.opaque_content edge_only, the privacy
+// header, a local-only key) or when it may not be answered at all (opaque content under
+// "refuse"; private data in a request that needs a field only the cloud provides); nullopt
+// when the rule does not apply. A request that names a cloud model gets it too. The decision's
+// pattern is kNone when no tier may answer; its reasons then say why.
+std::optional<Decision> privacy_decision(const config::RoutingConfig& config,
+                                         const RouteSignals& signals, const HealthSnapshot& health);
+
+// Reason codes of a kNone decision that the client can act on (400, not 503).
+inline constexpr const char* kNeedsCloudCode = "privacy.needs_cloud";
+inline constexpr const char* kOpaqueRefusedCode = "privacy.opaque_refused";
 
 // The cascade's threshold and confidence weights for a query of `kind`: the kind's own
 // calibration when the configuration has one, else the global one.

@@ -46,7 +46,7 @@ bool comes_before(const PrivacyFinding& a, const PrivacyFinding& b) {
 
 bool FindingSink::add(std::string_view detector, size_t begin, size_t end, std::string masked) {
   const auto [offset, length] = text_.original_span(begin, end);
-  PrivacyFinding finding{std::string(detector), offset, length, std::move(masked)};
+  PrivacyFinding finding{std::string(detector), offset, length, std::move(masked), {}};
   if (!first_only_) {
     findings_.push_back(std::move(finding));
     return true;

@@ -73,6 +73,9 @@ struct PrivacyFinding {
   //                            "private_key", "bearer_token", "secret_assignment"
   //   pattern:, keyword:       "***" (a keyword such as "HIV" is itself telling)
   std::string masked;
+  // Where the finding sat in a JSON document (privacy_json.h): "messages[1].content",
+  // "tools[0].function.description"; "" for plain text.
+  std::string field;
 
   friend bool operator==(const PrivacyFinding&, const PrivacyFinding&) = default;
 };

@@ -123,12 +123,32 @@ Result<std::shared_ptr<const Router>> Router::create(const config::RoutingConfig
       new Router(resolved, std::move(privacy).value(), std::move(review), std::move(model)));
 }
 
+std::vector<PrivacyFinding> Router::privacy_signal(const RouteInput& input,
+                                                   std::vector<OpaqueContent>& opaque) const {
+  const bool scan_opaque = config_.privacy.opaque_content != "allow";
+  if (!config_.privacy.enabled && !scan_opaque) {
+    return {};
+  }
+  if (!input.body.empty()) {
+    if (auto scanned = scan_json(privacy_, input.body)) {
+      opaque = std::move(scanned->opaque);
+      if (config_.privacy.enabled) {
+        return std::move(scanned->findings);
+      }
+      return {};
+    }
+    // Not JSON: read as text below, so nothing goes unscanned.
+  }
+  if (config_.privacy.enabled) {
+    return privacy_.scan(input.body.empty() ? input.text : input.body);
+  }
+  return {};
+}
+
 RouteSignals Router::signals(const RouteInput& input) const {
   RouteSignals s;
   s.hints = input.hints;
-  if (config_.privacy.enabled) {
-    s.privacy = privacy_.scan(input.text);
-  }
+  s.privacy = privacy_signal(input, s.opaque);
   if (review_ && config_.review.enabled) {
     s.review = review_->scan(input.text);
   }
@@ -141,10 +161,20 @@ RouteSignals Router::signals(const RouteInput& input) const {
 json to_json(const std::vector<PrivacyFinding>& findings) {
   json out = json::array();
   for (const auto& f : findings) {
-    out.push_back({{"detector", f.detector},
-                   {"offset", f.offset},
-                   {"length", f.length},
-                   {"masked", f.masked}});
+    json item = {
+        {"detector", f.detector}, {"offset", f.offset}, {"length", f.length}, {"masked", f.masked}};
+    if (!f.field.empty()) {
+      item["field"] = f.field;
+    }
+    out.push_back(std::move(item));
+  }
+  return out;
+}
+
+json to_json(const std::vector<OpaqueContent>& opaque) {
+  json out = json::array();
+  for (const auto& o : opaque) {
+    out.push_back({{"field", o.field}, {"kind", o.kind}});
   }
   return out;
 }
@@ -189,6 +219,7 @@ json Router::explain(const RouteInput& input, const RouteSignals& signals, const
       {"signals",
        {{"privacy",
          {{"findings", to_json(signals.privacy)},
+          {"opaque", to_json(signals.opaque)},
           {"header_local_only", h.privacy_header},
           {"key_local_only", h.key_local_only}}},
         {"review", {{"findings", to_json(signals.review)}, {"header", h.review_header}}},

@@ -22,7 +22,10 @@ namespace tandem::routing {
 // What the router reads of a request.
 struct RouteInput {
   PromptView prompt;      // views into the request's messages
-  std::string_view text;  // every message's text (what would be sent out), for the scans
+  std::string_view text;  // every message's text, for the review rules (and privacy without body)
+  // The request body as a cloud upstream would receive it (JSON): the privacy scan reads every
+  // field of it (privacy_json.h), as the egress guard does. Empty: the privacy scan reads text.
+  std::string_view body;
   RequestHints hints;
 };
 
@@ -45,6 +48,10 @@ class Router {
   const ComplexityModel& model() const { return *model_; }
 
  private:
+  // The privacy findings of the body (else the text); fills `opaque` from the body.
+  std::vector<PrivacyFinding> privacy_signal(const RouteInput& input,
+                                             std::vector<OpaqueContent>& opaque) const;
+
   Router(config::RoutingConfig config, PrivacyScanner privacy, std::optional<PrivacyScanner> review,
          std::shared_ptr<const ComplexityModel> model);
 
@@ -63,5 +70,6 @@ Result<double> threshold_for_share(const ComplexityModel& model, double cloud_sh
 
 nlohmann::json to_json(const Decision& decision);
 nlohmann::json to_json(const std::vector<PrivacyFinding>& findings);
+nlohmann::json to_json(const std::vector<OpaqueContent>& opaque);
 
 }  // namespace tandem::routing

@@ -19,6 +19,7 @@ using routing::Pattern;
 // The text of a message list the way the router reads it: the last user message, the system
 // prompt, and everything (what would be sent out) for the scans.
 struct PromptText {
+  std::string body;  // the client's body as the cloud would receive it: what privacy scans
   std::string all;
   std::string system;
   std::string last_user;
@@ -27,6 +28,7 @@ struct PromptText {
 
 PromptText prompt_text(const CompletionRequest& request) {
   PromptText text;
+  text.body = request.cloud_body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   if (request.kind == upstream::ApiKind::kCompletion) {
     text.all = request.prompt;
     text.last_user = request.prompt;
@@ -50,11 +52,35 @@ PromptText prompt_text(const CompletionRequest& request) {
   return text;
 }
 
+// The error of a decision no tier may answer. The client's to fix (400) when the request needs
+// a field only the cloud provides but may not leave the device, or carries content the privacy
+// scan cannot read under opaque_content: refuse; else no tier is available (503).
+ApiError no_tier_error(const routing::Decision& decision, const CompletionRequest& request) {
+  std::vector<std::string> details;
+  for (const auto& r : decision.reasons) {
+    details.push_back(r.detail);
+  }
+  for (const auto& r : decision.reasons) {
+    if (r.code == routing::kNeedsCloudCode) {
+      const std::string& field = request.cloud_only_fields.front();
+      return invalid_request("the request cannot be answered: " + join(details, "; "),
+                             field.substr(0, field.find('=')), "private_data_needs_cloud");
+    }
+    if (r.code == routing::kOpaqueRefusedCode) {
+      return invalid_request("the request cannot be answered: " + join(details, "; "), "",
+                             "opaque_content_refused");
+    }
+  }
+  return unavailable("no tier can answer: " + join(details, "; "),
+                     decision.cloud_allowed ? "no_tier" : "edge_unavailable_for_private_data");
+}
+
 // What the router reads; views into `text`, which must outlive it.
 routing::RouteInput route_input(const CompletionRequest& request, const RequestContext& context,
                                 const PromptText& text) {
   routing::RouteInput input;
   input.text = text.all;
+  input.body = text.body;
   input.prompt.system = text.system;
   input.prompt.last_user = text.last_user;
   input.prompt.total_chars = text.all.size();
@@ -108,9 +134,9 @@ bool edge_first(Step step) {
 
 }  // namespace
 
-Result<std::shared_ptr<Gateway>> Gateway::create(
-    config::GatewayConfig config, std::unique_ptr<engine::Engine> engine, std::string edge_problem,
-    std::vector<std::unique_ptr<upstream::Upstream>> upstreams) {
+Result<std::shared_ptr<Gateway>> Gateway::create(config::GatewayConfig config,
+                                                 std::unique_ptr<engine::Engine> engine,
+                                                 std::string edge_problem) {
   auto router = routing::Router::create(config.routing);
   if (!router) {
     return router.error();
@@ -120,8 +146,8 @@ Result<std::shared_ptr<Gateway>> Gateway::create(
   if (!database) {
     return make_error(database.error().code, "routing.database: " + database.error().message);
   }
-  std::shared_ptr<Gateway> gateway(new Gateway(std::move(config), std::move(engine),
-                                               std::move(edge_problem), std::move(upstreams)));
+  std::shared_ptr<Gateway> gateway(
+      new Gateway(std::move(config), std::move(engine), std::move(edge_problem)));
   gateway->router_ = std::move(router).value();
   gateway->database_ = std::move(database).value();
   gateway->reviews_ = std::make_unique<store::SqliteReviewQueue>(gateway->database_);
@@ -134,6 +160,9 @@ Result<std::shared_ptr<Gateway>> Gateway::create(
   }
   if (Status traces = gateway->start_traces(path); !traces) {
     return traces.error();
+  }
+  if (Status upstreams = gateway->create_upstreams(); !upstreams) {
+    return upstreams.error();
   }
   if (Status shared = gateway->open_shared_store(); !shared) {
     return shared.error();
@@ -157,12 +186,10 @@ Result<std::shared_ptr<Gateway>> Gateway::create(
 }
 
 Gateway::Gateway(config::GatewayConfig config, std::unique_ptr<engine::Engine> engine,
-                 std::string edge_problem,
-                 std::vector<std::unique_ptr<upstream::Upstream>> upstreams)
+                 std::string edge_problem)
     : config_(std::move(config)),
       engine_(std::move(engine)),
       edge_problem_(std::move(edge_problem)),
-      upstreams_(std::move(upstreams)),
       started_unix_ms_(unix_ms()) {
   if (!config_.edge.name.empty()) {
     edge_name_ = config_.edge.name;
@@ -376,9 +403,7 @@ net::awaitable<void> Gateway::execute(CompletionRequest request, RequestContext 
     }
     switch (decision.pattern) {
       case Pattern::kNone: {
-        const ApiError error =
-            unavailable("no tier can answer: " + join(record.reasons),
-                        cloud_allowed ? "no_tier" : "edge_unavailable_for_private_data");
+        const ApiError error = no_tier_error(decision, request);
         co_await sink.fail(error, record);
         write_trace(std::move(trace), record, true);
         co_return;
@@ -430,26 +455,26 @@ net::awaitable<void> Gateway::execute(CompletionRequest request, RequestContext 
     // Data that must not leave the device does not, whichever model the client named.
     const PromptText text = prompt_text(request);
     const routing::RouteSignals signals = router_->signals(route_input(request, context, text));
-    const bool private_data =
-        !signals.privacy.empty() || signals.hints.privacy_header || signals.hints.key_local_only;
     if (traces_) {
       trace_signals(trace, signals, explicit_model_reasons(true, signals));
     }
-    if (private_data) {
+    const auto pinned = routing::privacy_decision(router_->config(), signals, health());
+    if (pinned) {
       cloud_allowed = false;
-      record.routing = {{"privacy", routing::to_json(signals.privacy)}};
-      record.reasons.push_back(
-          "the request carries data that must not leave the device: answered on the edge");
-      if (!engine_) {
-        const ApiError error = unavailable(
-            "the request carries data that must not leave the device and the edge model is "
-            "unavailable: " +
-                edge_problem_,
-            "edge_unavailable_for_private_data");
-        co_await sink.fail(error, record);
-        write_trace(std::move(trace), record, true);
-        co_return;
+      record.routing =
+          router_->explain(route_input(request, context, text), signals, *pinned, health(), false);
+      for (const auto& r : pinned->reasons) {
+        record.reasons.push_back(r.detail);
       }
+    }
+    if (pinned && pinned->pattern == Pattern::kNone) {
+      record.pattern = "none";
+      const ApiError error = no_tier_error(*pinned, request);
+      co_await sink.fail(error, record);
+      write_trace(std::move(trace), record, true);
+      co_return;
+    }
+    if (pinned) {
       record.pattern = "edge";
       record.degraded =
           "the request carries data that must not leave the device; the "
@@ -475,6 +500,7 @@ net::awaitable<void> Gateway::execute(CompletionRequest request, RequestContext 
     co_return;
   }
 
+  record.may_leave_device = cloud_allowed;
   for (size_t i = 0; i < plan.size(); ++i) {
     Run run{request, shadow ? *shadow : sink, cancel, record, kind, complexity};
     std::optional<ApiError> error;

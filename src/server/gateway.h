@@ -79,6 +79,9 @@ struct DecisionRecord {
   // Who asked, for the audit of what went to the cloud (never sent to the client).
   std::string request_id;
   std::string client;
+  // The routing decision lets something of this request leave the device; the egress guard
+  // refuses every send of a request where it does not.
+  bool may_leave_device = true;
   std::chrono::steady_clock::time_point started_at = std::chrono::steady_clock::now();
 
   void add_tier(const std::string& name);
@@ -137,11 +140,13 @@ struct RequestContext {
 
 class Gateway {
  public:
-  // `engine` may be null (edge disabled or failed to load: `edge_problem` says why). Fails
-  // when the routing configuration cannot be built (a bad pattern, weights, the database).
-  static Result<std::shared_ptr<Gateway>> create(
-      config::GatewayConfig config, std::unique_ptr<engine::Engine> engine,
-      std::string edge_problem, std::vector<std::unique_ptr<upstream::Upstream>> upstreams);
+  // `engine` may be null (edge disabled or failed to load: `edge_problem` says why). Creates
+  // one Upstream per configured upstream, every one behind the gateway's egress guard. Fails
+  // when the routing configuration cannot be built (a bad pattern, weights, the database) or
+  // an upstream cannot (its base URL, its TLS trust).
+  static Result<std::shared_ptr<Gateway>> create(config::GatewayConfig config,
+                                                 std::unique_ptr<engine::Engine> engine,
+                                                 std::string edge_problem);
 
   const config::GatewayConfig& config() const { return config_; }
   engine::Engine* engine() const { return engine_.get(); }
@@ -242,18 +247,17 @@ class Gateway {
   const std::string& cloud_model() const { return config_.routing.cloud_model; }
   void add_cloud_usage(DecisionRecord& record, const upstream::Upstream& u,
                        const std::string& model, const upstream::CloudUsage& usage) const;
-  // The audit hook of a cloud request: CloudRequest::on_send for `record`'s request
-  // (server/cloud_audit.cpp). Null when operations.audit is off.
-  std::function<void(const std::string&)> audit_hook(const DecisionRecord& record,
-                                                     const upstream::Upstream& u,
-                                                     const std::string& model,
-                                                     const char* purpose) const;
+  // Why and for whom a cloud request of `record`'s request leaves: what the egress guard
+  // (server/egress_guard.h) judges and the audit records.
+  static upstream::EgressSend egress(const DecisionRecord& record, const char* purpose);
   // The model name an upstream's answer reported, for the skew monitor.
   void observe_cloud_model(const upstream::Upstream& u, const std::string& reported) const;
 
  private:
   Gateway(config::GatewayConfig config, std::unique_ptr<engine::Engine> engine,
-          std::string edge_problem, std::vector<std::unique_ptr<upstream::Upstream>> upstreams);
+          std::string edge_problem);
+  // The egress guard and, behind it, one Upstream per configured upstream.
+  Status create_upstreams();
 
   // Starts the trace writer when routing.traces is on (gateway_traces.cpp).
   Status start_traces(const std::string& database_path);
@@ -277,10 +281,8 @@ class Gateway {
   std::shared_ptr<store::Database> database_;
   std::unique_ptr<store::ReviewQueue> reviews_;
   std::unique_ptr<store::ConsistencyMemory> memory_;
-  std::unique_ptr<store::TraceWriter> traces_;  // null when traces and the audit are off
-  std::shared_ptr<store::AuditLog> audit_log_;  // null when operations.audit is off
-  // Masks what the privacy detectors find in audited bodies (operations.audit.content redacted).
-  std::shared_ptr<const routing::PrivacyScanner> audit_scanner_;
+  std::shared_ptr<store::TraceWriter> traces_;      // null when traces and the audit are off
+  std::shared_ptr<store::AuditLog> audit_log_;      // null when operations.audit is off
   std::map<std::string, bool> published_circuits_;  // upstreams whose open circuit we announced
   std::map<std::string, int64_t> pending_fleet_;    // fleet counts a failed add kept back
   std::unique_ptr<store::SharedState> shared_;

@@ -276,6 +276,7 @@ net::awaitable<std::optional<ApiError>> run_speculative(Gateway& gateway, Gatewa
   DecisionRecord verify_record;  // usage of the verification, merged below
   verify_record.request_id = run.record.request_id;
   verify_record.client = run.record.client;
+  verify_record.may_leave_device = run.record.may_leave_device;
   bool verifying = false;
   auto start_verification = [&](json body) {
     verifying = true;

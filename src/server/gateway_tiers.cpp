@@ -6,6 +6,7 @@
 #include "common/answer_match.h"
 #include "engine/text_stream.h"
 #include "net/async_queue.h"
+#include "server/egress_guard.h"
 #include "server/gateway.h"
 #include "server/gateway_util.h"
 #include "server/responses.h"
@@ -228,6 +229,36 @@ void Gateway::add_cloud_usage(DecisionRecord& record, const upstream::Upstream& 
                            1e6;
 }
 
+Status Gateway::create_upstreams() {
+  // The guard scans with routing.privacy's rules even where the router's rule is off: the
+  // audit then still masks what they find (the guard refuses nothing for it).
+  config::PrivacyConfig privacy = config_.routing.privacy;
+  privacy.enabled = true;
+  auto scanner = routing::PrivacyScanner::create(routing::privacy_rules(privacy));
+  if (!scanner) {
+    return make_error(scanner.error().code, "routing.privacy: " + scanner.error().message);
+  }
+  auto guard = std::make_shared<GatewayEgressGuard>(
+      config_, std::move(scanner).value(), audit_log_ ? traces_ : nullptr, stats_->registry());
+  for (const auto& u : config_.upstreams) {
+    auto created = upstream::Upstream::create(u, guard);
+    if (!created) {
+      return created.error();
+    }
+    upstreams_.push_back(std::move(created).value());
+  }
+  return {};
+}
+
+upstream::EgressSend Gateway::egress(const DecisionRecord& record, const char* purpose) {
+  upstream::EgressSend send;
+  send.purpose = purpose;
+  send.request_id = record.request_id;
+  send.client = record.client;
+  send.may_leave = record.may_leave_device;
+  return send;
+}
+
 net::awaitable<std::optional<ApiError>> Gateway::run_cloud(Run& run) {
   const CompletionRequest& request = run.request;
   DecisionRecord& record = run.record;
@@ -254,8 +285,7 @@ net::awaitable<std::optional<ApiError>> Gateway::run_cloud(Run& run) {
     cloud.public_model = model;
     cloud.body = request.cloud_body;
     cloud.stream = request.stream;
-    cloud.on_send = audit_hook(record, u, model, "answer");
-    record.data_left_device = true;
+    cloud.egress = egress(record, "answer");
     std::optional<upstream::CloudUsage> usage;
     bool model_seen = false;
     std::string finish_reason = "stop";
@@ -294,6 +324,11 @@ net::awaitable<std::optional<ApiError>> Gateway::run_cloud(Run& run) {
     };
     const bool started_before = run.started;
     auto failure = co_await u.complete(cloud, relay, run.cancel);
+    if (failure && failure->refused) {
+      // Every upstream gets the same bytes: the next would be refused too.
+      co_return egress_refused(*failure->refused);
+    }
+    record.data_left_device = true;
     if (!failure) {
       if (!co_await open()) {
         co_return client_gone();
@@ -341,8 +376,7 @@ net::awaitable<std::variant<Gateway::CloudAnswer, ApiError>> Gateway::cloud_answ
     cloud.public_model = model;
     cloud.body = body;
     cloud.stream = false;
-    cloud.on_send = audit_hook(record, *u, model, purpose);
-    record.data_left_device = true;
+    cloud.egress = egress(record, purpose);
     CloudAnswer answer;
     std::string reported_model;
     upstream::Upstream::EventSink collect =
@@ -361,6 +395,10 @@ net::awaitable<std::variant<Gateway::CloudAnswer, ApiError>> Gateway::cloud_answ
       co_return true;
     };
     auto failure = co_await u->complete(cloud, collect, cancel);
+    if (failure && failure->refused) {
+      co_return egress_refused(*failure->refused);
+    }
+    record.data_left_device = true;
     if (!failure) {
       add_cloud_usage(record, *u, model, answer.usage);
       observe_cloud_model(*u, reported_model);

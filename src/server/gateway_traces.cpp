@@ -157,15 +157,8 @@ Status Gateway::start_traces(const std::string& database_path) {
   options.max_audit_rows = config_.operations.audit.max_rows;
   if (audit) {
     audit_log_ = std::make_shared<store::AuditLog>(db);
-    // The audit masks what the built-in detectors and the configured patterns find, even where
-    // routing.privacy is off (that only stops the router pinning queries to the edge).
-    config::PrivacyConfig privacy = config_.routing.privacy;
-    privacy.enabled = true;
-    auto scanner = routing::PrivacyScanner::create(routing::privacy_rules(privacy));
-    audit_scanner_ = std::make_shared<const routing::PrivacyScanner>(
-        scanner ? std::move(scanner).value() : routing::PrivacyScanner());
   }
-  traces_ = std::make_unique<store::TraceWriter>(std::make_shared<store::TraceLog>(db), options,
+  traces_ = std::make_shared<store::TraceWriter>(std::make_shared<store::TraceLog>(db), options,
                                                  audit_log_);
   return {};
 }

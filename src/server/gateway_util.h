@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "server/api_error.h"
+#include "upstream/egress.h"
 
 namespace tandem::server {
 
@@ -26,10 +27,13 @@ inline int64_t unix_ms() {
       .count();
 }
 
-inline std::string join(const std::vector<std::string>& items) {
+inline std::string join(const std::vector<std::string>& items, std::string_view separator = ", ") {
   std::string out;
   for (const auto& item : items) {
-    out += (out.empty() ? "" : ", ") + item;
+    if (!out.empty()) {
+      out += separator;
+    }
+    out += item;
   }
   return out;
 }
@@ -49,6 +53,17 @@ inline ApiError unavailable(std::string message, std::string code, int status = 
   e.type = "server_error";
   e.code = std::move(code);
   e.message = std::move(message);
+  return e;
+}
+
+// What the client hears when the egress guard kept a cloud request on the device: 403 for what
+// the request carries, 503 when the audit could not record the send (a passing condition).
+inline ApiError egress_refused(const upstream::EgressRefusal& refusal) {
+  ApiError e = unavailable("the cloud tier was not asked: " + refusal.message, refusal.code,
+                           refusal.code == "audit_unavailable" ? 503 : 403);
+  if (e.status == 403) {
+    e.type = "permission_error";
+  }
   return e;
 }
 

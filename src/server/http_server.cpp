@@ -786,6 +786,9 @@ void HttpServer::run() {
     thread.join();
   }
   state_->threads.clear();
+  // Audit rows still being written answer their senders through this io_context: let them
+  // answer while it exists (stopped, it only queues the answers).
+  state_->gateway->flush_traces();
 }
 
 void HttpServer::shutdown() {

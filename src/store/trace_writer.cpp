@@ -53,11 +53,11 @@ bool TraceWriter::submit(TraceRecord record) {
   return enqueue(std::move(record));
 }
 
-bool TraceWriter::submit_audit(AuditRecord record) {
+bool TraceWriter::submit_audit(AuditRecord record, std::function<void(bool stored)> stored) {
   if (!audit_) {
     return false;
   }
-  return enqueue(std::move(record));
+  return enqueue(AuditItem{std::move(record), std::move(stored)});
 }
 
 bool TraceWriter::submit_review_label(const std::string& ticket, std::string_view answer_text) {
@@ -162,14 +162,18 @@ void TraceWriter::write(std::deque<Item>& batch) {
         log_event(LogLevel::kWarn, "traces", "write_failed", {{"message", status.error().message}});
       }
     }
-    if (!batch.empty() && std::holds_alternative<AuditRecord>(batch.front())) {
-      const AuditRecord audit = std::get<AuditRecord>(std::move(batch.front()));
+    if (!batch.empty() && std::holds_alternative<AuditItem>(batch.front())) {
+      const AuditItem audit = std::get<AuditItem>(std::move(batch.front()));
       batch.pop_front();
-      if (auto id = audit_->append(audit); id) {
+      const auto id = audit_->append(audit.record);
+      if (id) {
         ++audits_since_prune_;
       } else {
         ++failed;
         log_event(LogLevel::kWarn, "audit", "write_failed", {{"message", id.error().message}});
+      }
+      if (audit.stored) {
+        audit.stored(id.ok());
       }
     } else if (!batch.empty()) {
       const ReviewLabel label = std::get<ReviewLabel>(std::move(batch.front()));

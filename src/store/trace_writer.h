@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -50,8 +51,10 @@ class TraceWriter {
   // Queues a review label (TraceLog::label_by_ticket), applied after every record submitted
   // before it. The answer is hashed here; its text is not kept.
   bool submit_review_label(const std::string& ticket, std::string_view answer_text);
-  // Queues a row of the cloud audit (store/audit_log.h).
-  bool submit_audit(AuditRecord record);
+  // Queues a row of the cloud audit (store/audit_log.h). `stored`, when given, is called on the
+  // writer's thread once the row was written (true) or the database refused it (false); it is
+  // not called when this returns false.
+  bool submit_audit(AuditRecord record, std::function<void(bool stored)> stored = nullptr);
 
   // Blocks until everything submitted before the call has been written (or has failed).
   void flush();
@@ -67,7 +70,11 @@ class TraceWriter {
     std::string ticket;
     std::string answer_hash;
   };
-  using Item = std::variant<TraceRecord, ReviewLabel, AuditRecord>;
+  struct AuditItem {
+    AuditRecord record;
+    std::function<void(bool)> stored;
+  };
+  using Item = std::variant<TraceRecord, ReviewLabel, AuditItem>;
 
   bool enqueue(Item item);
   void run();

@@ -237,9 +237,9 @@ net::http::request<net::http::string_body> build_request(const Endpoint& at,
   for (const auto& [name, value] : request.headers) {
     req.set(name, value);
   }
-  if (!request.body.empty() || request.method == "POST") {
+  if (!request.body.bytes().empty() || request.method == "POST") {
     req.set(net::http::field::content_type, "application/json");
-    req.body() = request.body;
+    req.body() = request.body.bytes();
     req.prepare_payload();
   }
   return req;

@@ -15,6 +15,7 @@
 #include "common/cancel.h"
 #include "config/config.h"
 #include "net/asio.h"
+#include "upstream/egress.h"
 
 namespace tandem::upstream {
 
@@ -31,12 +32,13 @@ Result<Endpoint> parse_base_url(const std::string& url);
 // Why an exchange failed, in the terms retries and circuit breaking need.
 struct HttpFailure {
   enum class Kind {
-    kConnect,   // DNS, TCP or TLS: the request never reached the upstream
-    kTimeout,   // a timeout expired; `phase` says which
-    kProtocol,  // the upstream broke HTTP or closed/reset the connection
-    kStatus,    // a complete response with a non-2xx status
-    kTooLarge,  // the response exceeded max_response_bytes
-    kCancelled  // our side cancelled (client gone, shutdown)
+    kConnect,    // DNS, TCP or TLS: the request never reached the upstream
+    kTimeout,    // a timeout expired; `phase` says which
+    kProtocol,   // the upstream broke HTTP or closed/reset the connection
+    kStatus,     // a complete response with a non-2xx status
+    kTooLarge,   // the response exceeded max_response_bytes
+    kCancelled,  // our side cancelled (client gone, shutdown)
+    kRefused     // the egress guard kept the body on the device: nothing was sent
   };
   Kind kind = Kind::kProtocol;
   int status = 0;                                        // with kStatus
@@ -96,10 +98,15 @@ class ConnectionPool {
   std::vector<Idle> idle_;  // guarded by mutex_
 };
 
+// A request to an upstream. Its body is one the egress guard admitted (egress.h): there is no
+// other way to give the network bytes.
 struct HttpRequest {
-  std::string method = "POST";
+  HttpRequest(std::string method_, std::string path_, GuardedBody body_)
+      : method(std::move(method_)), path(std::move(path_)), body(std::move(body_)) {}
+
+  std::string method;
   std::string path;  // appended to the endpoint's base path
-  std::string body;
+  GuardedBody body;
   std::map<std::string, std::string> headers;
 };
 

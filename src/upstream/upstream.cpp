@@ -105,7 +105,13 @@ Result<CloudEvent> parse_cloud_chunk(const std::string& data, ApiKind kind, bool
 }
 
 Result<std::unique_ptr<Upstream>> Upstream::create(config::UpstreamConfig config,
+                                                   std::shared_ptr<EgressGuard> guard,
                                                    CircuitBreaker::Now now) {
+  if (!guard) {
+    return make_error(
+        ErrorCode::kInvalidArgument,
+        "upstream " + config.name + ": no egress guard: nothing may be sent unguarded");
+  }
   auto endpoint = parse_base_url(config.base_url);
   if (!endpoint) {
     return make_error(ErrorCode::kInvalidArgument,
@@ -120,15 +126,17 @@ Result<std::unique_ptr<Upstream>> Upstream::create(config::UpstreamConfig config
                           (config.ca_file.empty() ? std::string("system store") : config.ca_file) +
                           "): " + e.what());
   }
-  return std::unique_ptr<Upstream>(
-      new Upstream(std::move(config), std::move(endpoint).value(), std::move(tls), std::move(now)));
+  return std::unique_ptr<Upstream>(new Upstream(std::move(config), std::move(endpoint).value(),
+                                                std::move(tls), std::move(guard), std::move(now)));
 }
 
 Upstream::Upstream(config::UpstreamConfig config, Endpoint endpoint,
-                   std::unique_ptr<net::ssl::context> tls, CircuitBreaker::Now now)
+                   std::unique_ptr<net::ssl::context> tls, std::shared_ptr<EgressGuard> guard,
+                   CircuitBreaker::Now now)
     : config_(std::move(config)),
       endpoint_(std::move(endpoint)),
       tls_(std::move(tls)),
+      guard_(std::move(guard)),
       breaker_(config_.circuit, std::move(now)),
       jitter_(std::random_device{}()) {}
 
@@ -187,18 +195,27 @@ net::awaitable<std::optional<UpstreamFailure>> Upstream::attempt(const CloudRequ
                                                                  const EventSink& sink,
                                                                  CancelSignal& cancel,
                                                                  bool& delivered) {
-  HttpRequest http_request;
-  http_request.path = request.kind == ApiKind::kChat ? "/chat/completions" : "/completions";
   nlohmann::json body = request.body;
   body["model"] = config_.models.at(request.public_model);
   body["stream"] = request.stream;
   if (request.stream) {
     body["stream_options"] = {{"include_usage", true}};
   }
-  http_request.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  if (request.on_send) {
-    request.on_send(http_request.body);
+  EgressSend send = request.egress;
+  send.upstream = config_.name;
+  send.model = config_.models.at(request.public_model);
+  std::string body_bytes = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  auto admitted = co_await guard_->admit(std::move(body_bytes), send);
+  if (auto* refused = std::get_if<EgressRefusal>(&admitted)) {
+    UpstreamFailure f =
+        make_failure(config_.name, Kind::kRefused,
+                     "not sent to upstream " + config_.name + ": " + refused->message);
+    f.refused = std::move(*refused);
+    co_return f;
   }
+  HttpRequest http_request("POST",
+                           request.kind == ApiKind::kChat ? "/chat/completions" : "/completions",
+                           std::get<GuardedBody>(std::move(admitted)));
   http_request.headers["Accept"] = request.stream ? "text/event-stream" : "application/json";
   if (!config_.api_key.empty()) {
     http_request.headers["Authorization"] = "Bearer " + config_.api_key;
@@ -333,6 +350,7 @@ net::awaitable<std::optional<UpstreamFailure>> Upstream::complete(const CloudReq
     bool retryable = false;
     switch (http.kind) {
       case Kind::kCancelled:
+      case Kind::kRefused:
         breaker_.record_abandoned();
         co_return failure;
       case Kind::kStatus:
@@ -386,9 +404,16 @@ net::awaitable<void> Upstream::probe_forever(CancelSignal& stop) {
   probe_timeouts.first_byte_ms = config_.health.timeout_ms;
   probe_timeouts.idle_ms = config_.health.timeout_ms;
   probe_timeouts.total_ms = config_.health.timeout_ms;
-  HttpRequest probe;
-  probe.method = "GET";
-  probe.path = config_.health.path;
+  EgressSend send;
+  send.purpose = "health";
+  send.upstream = config_.name;
+  std::string no_body;  // a GET: only the configured path leaves
+  auto admitted = co_await guard_->admit(std::move(no_body), send);
+  if (auto* refused = std::get_if<EgressRefusal>(&admitted)) {
+    set_last_error("health probe not sent: " + refused->message);
+    co_return;
+  }
+  HttpRequest probe("GET", config_.health.path, std::get<GuardedBody>(std::move(admitted)));
   if (!config_.api_key.empty()) {
     probe.headers["Authorization"] = "Bearer " + config_.api_key;
   }

@@ -18,6 +18,7 @@
 #include "config/config.h"
 #include "net/asio.h"
 #include "upstream/circuit_breaker.h"
+#include "upstream/egress.h"
 #include "upstream/http_client.h"
 
 namespace tandem::upstream {
@@ -31,9 +32,8 @@ struct CloudRequest {
   // Stream from the upstream (the client streams) or take one JSON answer (it does not: one
   // parse instead of one per token, and the whole answer can still be retried elsewhere).
   bool stream = true;
-  // Called with the exact body of every attempt, just before it is sent (the gateway's audit of
-  // what left the device). May be empty.
-  std::function<void(const std::string& body)> on_send;
+  // Why and for whom: every attempt's exact body passes the egress guard with it.
+  EgressSend egress;
 };
 
 struct CloudUsage {
@@ -55,8 +55,9 @@ struct UpstreamFailure {
   std::string upstream;    // which upstream
   bool delivered = false;  // some events reached the caller: no retry or fallback is safe
   int attempts = 0;
-  bool client_error = false;  // the upstream rejected the request itself (4xx other than
-                              // 401/403/404/408/409/429): another upstream would too
+  bool client_error = false;             // the upstream rejected the request itself (4xx other than
+                                         // 401/403/404/408/409/429): another upstream would too
+  std::optional<EgressRefusal> refused;  // with HttpFailure::Kind::kRefused
 };
 
 struct UpstreamStatus {
@@ -73,9 +74,11 @@ class Upstream {
   // Receives each event; returns false when its consumer is gone (the call then stops).
   using EventSink = std::function<net::awaitable<bool>(CloudEvent&&)>;
 
-  // Fails when the base URL or the TLS settings (ca_file) are unusable.
+  // Fails when the base URL or the TLS settings (ca_file) are unusable, or without a guard.
+  // Every body this upstream sends, probes included, passes `guard` first.
   static Result<std::unique_ptr<Upstream>> create(
-      config::UpstreamConfig config, CircuitBreaker::Now now = std::chrono::steady_clock::now);
+      config::UpstreamConfig config, std::shared_ptr<EgressGuard> guard,
+      CircuitBreaker::Now now = std::chrono::steady_clock::now);
 
   const config::UpstreamConfig& config() const { return config_; }
   const std::string& name() const { return config_.name; }
@@ -85,7 +88,8 @@ class Upstream {
 
   // Streams one completion into `sink` (awaited on the calling coroutine's executor). Retries
   // connect errors, timeouts, 429 and 5xx with jittered exponential backoff (Retry-After
-  // honoured) while nothing has been delivered. Returns nullopt on success.
+  // honoured) while nothing has been delivered. Returns nullopt on success. A body the egress
+  // guard refuses fails at once (kRefused), with nothing sent and no retry.
   net::awaitable<std::optional<UpstreamFailure>> complete(const CloudRequest& request,
                                                           const EventSink& sink,
                                                           CancelSignal& cancel);
@@ -101,7 +105,7 @@ class Upstream {
 
  private:
   Upstream(config::UpstreamConfig config, Endpoint endpoint, std::unique_ptr<net::ssl::context> tls,
-           CircuitBreaker::Now now);
+           std::shared_ptr<EgressGuard> guard, CircuitBreaker::Now now);
   net::awaitable<std::optional<UpstreamFailure>> attempt(const CloudRequest& request,
                                                          const EventSink& sink,
                                                          CancelSignal& cancel, bool& delivered);
@@ -114,6 +118,7 @@ class Upstream {
   config::UpstreamConfig config_;
   Endpoint endpoint_;
   std::unique_ptr<net::ssl::context> tls_;
+  std::shared_ptr<EgressGuard> guard_;
   ConnectionPool pool_;
   CircuitBreaker breaker_;
   std::atomic<bool> online_{true};

@@ -451,7 +451,7 @@ TEST(GatewayShutdownTest, AnIdleKeepAliveConnectionDoesNotKeepTheGatewayAlive) {
   ASSERT_TRUE(config) << config.error().message;
   config->server.port = 0;
   auto made =
-      server::Gateway::create(std::move(config).value(), nullptr, "not loaded in this test", {});
+      server::Gateway::create(std::move(config).value(), nullptr, "not loaded in this test");
   ASSERT_TRUE(made) << made.error().message;
   const std::weak_ptr<server::Gateway> watched = *made;
   auto server = server::HttpServer::create(std::move(made).value()).value();

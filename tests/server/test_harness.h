@@ -277,12 +277,7 @@ class GatewayUnderTest {
         problem = opened.error().message;
       }
     }
-    std::vector<std::unique_ptr<upstream::Upstream>> upstreams;
-    for (const auto& u : config->upstreams) {
-      upstreams.push_back(upstream::Upstream::create(u).value());
-    }
-    auto made = server::Gateway::create(std::move(config).value(), std::move(edge), problem,
-                                        std::move(upstreams));
+    auto made = server::Gateway::create(std::move(config).value(), std::move(edge), problem);
     if (!made) {
       ADD_FAILURE() << made.error().message;
       return;

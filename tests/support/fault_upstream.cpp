@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <ctime>
+#include <deque>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -94,10 +95,32 @@ class ServerState {
 
   void count_completion_endpoint_hit() { ++total_requests_; }
 
+  // Keeps the body of a completion request exactly as it arrived: the newest kMaxRecorded, so
+  // a benchmark's millions of requests cost bounded memory.
+  void record_body(std::string_view path, const std::string& body) {
+    const std::lock_guard lock(mutex_);
+    if (recorded_.size() == kMaxRecorded) {
+      recorded_.pop_front();
+      ++recorded_dropped_;
+    }
+    recorded_.push_back({std::string(path), body});
+  }
+
+  Json bodies() const {
+    const std::lock_guard lock(mutex_);
+    Json list = Json::array();
+    for (const auto& [path, body] : recorded_) {
+      list.push_back({{"path", path}, {"body", body}});
+    }
+    return {{"bodies", std::move(list)}, {"dropped", recorded_dropped_}};
+  }
+
   void reset_counters() {
     const std::lock_guard lock(mutex_);
     requests_by_model_.clear();
     total_requests_ = 0;
+    recorded_.clear();
+    recorded_dropped_ = 0;
   }
 
   Json stats(std::int64_t open_connections_excluded) const {
@@ -123,6 +146,9 @@ class ServerState {
  private:
   mutable std::mutex mutex_;
   std::map<std::string, std::uint64_t> requests_by_model_;  // guarded by mutex_
+  static constexpr size_t kMaxRecorded = 256;
+  std::deque<std::pair<std::string, std::string>> recorded_;  // path, body; guarded by mutex_
+  std::uint64_t recorded_dropped_ = 0;                        // guarded by mutex_
   std::atomic<std::uint64_t> total_requests_{0};
   std::atomic<std::uint64_t> responses_started_{0};
 };
@@ -682,9 +708,11 @@ class Session {
     const http::verb method = request.method();
 
     if (path == "/v1/chat/completions" && method == http::verb::post) {
+      state_.record_body(path, request.body());
       co_return co_await handle_completion(request.body(), Endpoint::kChat);
     }
     if (path == "/v1/completions" && method == http::verb::post) {
+      state_.record_body(path, request.body());
       co_return co_await handle_completion(request.body(), Endpoint::kCompletions);
     }
     if (path == "/v1/models" && method == http::verb::get) {
@@ -700,13 +728,16 @@ class Session {
     if (path == "/control/stats" && method == http::verb::get) {
       co_return co_await send_json(http::status::ok, state_.stats(/*open_connections_excluded=*/1));
     }
+    if (path == "/control/bodies" && method == http::verb::get) {
+      co_return co_await send_json(http::status::ok, state_.bodies());
+    }
     if (path == "/control/reset" && method == http::verb::post) {
       state_.reset_counters();
       co_return co_await send_json(http::status::ok, Json::object());
     }
     const bool known_path = path == "/v1/chat/completions" || path == "/v1/completions" ||
                             path == "/v1/models" || path == "/health" || path == "/control/stats" ||
-                            path == "/control/reset";
+                            path == "/control/bodies" || path == "/control/reset";
     if (known_path) {
       co_return co_await send_json(
           http::status::method_not_allowed,

@@ -50,6 +50,15 @@ net::awaitable<void> answer_once(net::tcp::acceptor& acceptor) {
                                   net::asio::redirect_error(net::use_awaitable, ec));
 }
 
+// This test is about the connection, not about what may leave: every body goes.
+class AdmitEverything final : public EgressGuard {
+ protected:
+  net::awaitable<std::optional<EgressRefusal>> inspect(const std::string& /*bytes*/,
+                                                       const EgressSend& /*send*/) override {
+    co_return std::nullopt;
+  }
+};
+
 // cancel() posts the socket's close; a caller may cancel and destroy the exchange at once
 // (Upstream::attempt does when the client went away). The close must then do nothing. Found
 // by bench/soak.sh as a crash; scripts/sanitize.sh asan reports the use-after-free without
@@ -64,9 +73,11 @@ TEST(HttpExchangeTest, CancelThenDestroyAtOnceIsSafe) {
   net::asio::co_spawn(
       ioc,
       [&]() -> net::awaitable<void> {
-        HttpRequest request;
-        request.path = "/chat/completions";
-        request.body = "{}";
+        AdmitEverything guard;
+        const EgressSend send;
+        std::string body = "{}";
+        auto admitted = co_await guard.admit(std::move(body), send);
+        HttpRequest request("POST", "/chat/completions", std::get<GuardedBody>(admitted));
         auto result = co_await open_exchange(*tls, at, request, config::Timeouts{}, 1024);
         auto* exchange = std::get_if<std::unique_ptr<HttpExchange>>(&result);
         if (exchange == nullptr) {

@@ -1,0 +1,244 @@
+#include "routing/privacy_json.h"
+
+#include <algorithm>
+#include <array>
+#include <nlohmann/json.hpp>
+
+namespace tandem::routing {
+namespace {
+
+using nlohmann::json;
+
+constexpr size_t kMaxKeyInPath = 64;
+// A path longer than this (deep nesting) keeps its head and tail around "...".
+constexpr size_t kMaxPath = 256;
+// A string this long made only of the base64 alphabet is a blob, not words: prose has spaces,
+// and no identifier or URL a client sends is this long without a '.', ' ' or '%'.
+constexpr size_t kMinBase64Blob = 256;
+
+// Content-part types that carry what the detectors cannot read (OpenAI chat, Responses API).
+constexpr std::array<std::string_view, 8> kOpaqueTypes = {
+    "image_url", "input_image", "image", "input_audio", "audio", "file", "input_file", "video"};
+
+bool identifier_like(std::string_view key) {
+  return !key.empty() && std::all_of(key.begin(), key.end(), [](unsigned char c) {
+    return std::isalnum(c) || c == '_' || c == '-';
+  });
+}
+
+bool base64_char(unsigned char c) {
+  return std::isalnum(c) || c == '+' || c == '/' || c == '=' || c == '_' || c == '-';
+}
+
+bool is_base64_blob(std::string_view text) {
+  if (text.size() < kMinBase64Blob) {
+    return false;
+  }
+  if (text.rfind("data:", 0) == 0 && text.find(";base64,") != std::string_view::npos) {
+    return true;
+  }
+  return std::all_of(text.begin(), text.end(), [](unsigned char c) { return base64_char(c); });
+}
+
+// One open array or object and what is being learned of it.
+struct Frame {
+  bool array = false;
+  size_t index = 0;  // arrays: the next element's index
+  std::string key;   // objects: the path segment of the current key
+  bool key_is_text = false;
+  bool key_is_type = false;
+  // Arrays: the text parts of the element objects, joined, and where each part began.
+  std::string joined;
+  std::vector<size_t> starts;
+};
+
+// nlohmann's SAX interface: the document is walked once, without building it in memory.
+class Walker {
+ public:
+  explicit Walker(const PrivacyScanner& scanner) : scanner_(scanner) {}
+
+  bool null() { return value_done(); }
+  bool boolean(bool /*value*/) { return value_done(); }
+  bool number_integer(json::number_integer_t value) { return number(std::to_string(value)); }
+  bool number_unsigned(json::number_unsigned_t value) { return number(std::to_string(value)); }
+  bool number_float(json::number_float_t /*value*/, const std::string& text) {
+    return number(text);
+  }
+  bool binary(json::binary_t& /*value*/) { return value_done(); }
+
+  bool string(std::string& value) {
+    scan(value, stack_.size(), true);
+    if (is_base64_blob(value)) {
+      opaque(path(stack_.size(), true), "base64");
+    }
+    if (!stack_.empty() && !stack_.back().array) {
+      Frame& object = stack_.back();
+      if (object.key_is_type &&
+          std::find(kOpaqueTypes.begin(), kOpaqueTypes.end(), value) != kOpaqueTypes.end()) {
+        opaque(path(stack_.size(), false), value);
+      }
+      if (object.key_is_text && stack_.size() >= 2 && stack_[stack_.size() - 2].array) {
+        Frame& parts = stack_[stack_.size() - 2];
+        parts.starts.push_back(parts.joined.size());
+        parts.joined += value;
+      }
+    }
+    return value_done();
+  }
+
+  bool start_object(std::size_t /*size*/) {
+    stack_.emplace_back();
+    return true;
+  }
+
+  bool key(std::string& key) {
+    Frame& object = stack_.back();
+    object.key = "{key}";
+    const size_t before = result_.total_findings;
+    scan(key, stack_.size(), true);
+    if (result_.total_findings == before) {
+      const std::string cut = key.substr(0, kMaxKeyInPath);
+      object.key = identifier_like(cut) ? cut : json(cut).dump();
+    }
+    object.key_is_text = key == "text";
+    object.key_is_type = key == "type";
+    return true;
+  }
+
+  bool end_object() { return end_container(); }
+
+  bool start_array(std::size_t /*size*/) {
+    stack_.emplace_back().array = true;
+    return true;
+  }
+
+  bool end_array() {
+    const Frame& parts = stack_.back();
+    if (parts.starts.size() > 1) {
+      scan_joined(parts);
+    }
+    return end_container();
+  }
+
+  bool parse_error(std::size_t position, const std::string& /*token*/,
+                   const nlohmann::detail::exception& /*error*/) {
+    error_ = "not valid JSON at byte " + std::to_string(position);
+    return false;
+  }
+
+  const std::string& error() const { return error_; }
+  JsonScan take() { return std::move(result_); }
+
+ private:
+  // The path of the container at stack_[depth - 1] (the document for depth 0); with `inner`,
+  // of the value it is reading now (its current key or element).
+  std::string path(size_t depth, bool inner) const {
+    std::string out;
+    for (size_t i = 0; i < depth; ++i) {
+      const bool last = i + 1 == depth;
+      if (last && !inner) {
+        break;
+      }
+      const Frame& frame = stack_[i];
+      if (frame.array) {
+        out += "[" + std::to_string(frame.index) + "]";
+      } else {
+        out += (out.empty() ? "" : ".") + frame.key;
+      }
+    }
+    if (out.size() > kMaxPath) {
+      out = out.substr(0, kMaxPath / 2) + "..." + out.substr(out.size() - kMaxPath / 2);
+    }
+    return out;
+  }
+
+  bool number(const std::string& text) {
+    scan(text, stack_.size(), true);
+    return value_done();
+  }
+
+  bool value_done() {
+    if (!stack_.empty() && stack_.back().array) {
+      ++stack_.back().index;
+    }
+    return true;
+  }
+
+  bool end_container() {
+    stack_.pop_back();
+    return value_done();
+  }
+
+  // Scans `text`, the value (or key) at path(depth, inner); the path is built only for a
+  // finding, so a deep document costs no more than its findings.
+  void scan(std::string_view text, size_t depth, bool inner) {
+    for (auto& finding : scanner_.scan(text)) {
+      add(std::move(finding), depth, inner);
+    }
+  }
+
+  // A finding of the joined text parts that no single part holds: it spans a part boundary.
+  void scan_joined(const Frame& parts) {
+    for (auto& finding : scanner_.scan(parts.joined)) {
+      const size_t end = finding.offset + finding.length;
+      const bool spans =
+          std::any_of(parts.starts.begin() + 1, parts.starts.end(),
+                      [&](size_t start) { return finding.offset < start && start < end; });
+      if (spans) {
+        add(std::move(finding), stack_.size(), false);
+      }
+    }
+  }
+
+  void add(PrivacyFinding finding, size_t depth, bool inner) {
+    ++result_.total_findings;
+    if (result_.findings.size() < kMaxJsonFindings) {
+      finding.field = path(depth, inner);
+      result_.findings.push_back(std::move(finding));
+    }
+  }
+
+  void opaque(const std::string& field, std::string_view kind) {
+    if (result_.opaque.size() < kMaxJsonFindings) {
+      result_.opaque.push_back({field, std::string(kind)});
+    }
+  }
+
+  const PrivacyScanner& scanner_;
+  std::vector<Frame> stack_;
+  JsonScan result_;
+  std::string error_;
+};
+
+}  // namespace
+
+Result<JsonScan> scan_json(const PrivacyScanner& scanner, std::string_view text) {
+  Walker walker(scanner);
+  const bool parsed = json::sax_parse(text, &walker);
+  if (!parsed) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      walker.error().empty() ? "not valid JSON" : walker.error());
+  }
+  return walker.take();
+}
+
+std::string describe_fields(const std::vector<PrivacyFinding>& findings) {
+  std::string out;
+  for (const auto& f : findings) {
+    out += (out.empty() ? "" : ", ") + f.detector + " (" + f.masked + ")";
+    if (!f.field.empty()) {
+      out += " in " + f.field;
+    }
+  }
+  return out;
+}
+
+std::string describe_opaque(const std::vector<OpaqueContent>& opaque) {
+  std::string out;
+  for (const auto& o : opaque) {
+    out += (out.empty() ? "" : ", ") + o.kind + " in " + o.field;
+  }
+  return out;
+}
+
+}  // namespace tandem::routing
