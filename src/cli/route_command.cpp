@@ -44,8 +44,13 @@ void print_text(const nlohmann::json& e, bool explain) {
   const auto& findings = s["privacy"]["findings"];
   std::printf("  privacy:     %s\n", findings.empty() ? "nothing found" : "");
   for (const auto& f : findings) {
-    std::printf("    %-16s at %zu: %s\n", f["detector"].get<std::string>().c_str(),
-                f["offset"].get<size_t>(), f["masked"].get<std::string>().c_str());
+    const std::string field = f.value("field", std::string("the prompt"));
+    std::printf("    %-16s %s at %zu: %s\n", f["detector"].get<std::string>().c_str(),
+                field.c_str(), f["offset"].get<size_t>(), f["masked"].get<std::string>().c_str());
+  }
+  for (const auto& o : s["privacy"]["opaque"]) {
+    std::printf("    %-16s %s: unreadable (routing.privacy.opaque_content)\n",
+                o["kind"].get<std::string>().c_str(), o["field"].get<std::string>().c_str());
   }
   const auto& c = s["complexity"];
   std::printf("  complexity:  %.3f (threshold %.2f, model %s)\n", c["score"].get<double>(),

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string_view>
 
+#include "server/egress_guard.h"
+
 namespace tandem::server {
 namespace {
 
@@ -284,9 +286,23 @@ json GatewayStats::privacy_json() const {
       by_detector[detector] = n;
     }
   }
+  // What the egress guard (egress_guard.h) let out and kept home, by purpose and reason.
+  json sent = json::object();
+  json refused = json::object();
+  for (const char* purpose : kEgressPurposes) {
+    if (const double n = registry_.sum(kEgressSendsMetric, {{"purpose", purpose}}); n > 0) {
+      sent[purpose] = static_cast<uint64_t>(n);
+    }
+  }
+  for (const char* reason : kEgressRefusalReasons) {
+    if (const double n = registry_.sum(kEgressRefusalsMetric, {{"reason", reason}}); n > 0) {
+      refused[reason] = static_cast<uint64_t>(n);
+    }
+  }
   return {{"pins", static_cast<uint64_t>(registry_.sum(kPinnedRequests))},
           {"by_detector", std::move(by_detector)},
-          {"data_left_device", static_cast<uint64_t>(registry_.sum(kDataLeft))}};
+          {"data_left_device", static_cast<uint64_t>(registry_.sum(kDataLeft))},
+          {"egress", {{"sent", std::move(sent)}, {"refused", std::move(refused)}}}};
 }
 
 }  // namespace tandem::server

@@ -56,8 +56,10 @@ TEST_P(GoldenPolicy, DecidesAsRecorded) {
   const std::string prompt = c["prompt"].as<std::string>();
   const std::string system = c["system"] ? c["system"].as<std::string>() : "";
   const std::string all = system.empty() ? prompt : system + "\n" + prompt;
+  const std::string body = c["body"] ? c["body"].as<std::string>() : "";
   RouteInput input;
   input.text = all;
+  input.body = body;
   input.prompt.system = system;
   input.prompt.last_user = prompt;
   input.prompt.turns = c["turns"] ? c["turns"].as<size_t>() : 1;
@@ -106,6 +108,17 @@ TEST_P(GoldenPolicy, DecidesAsRecorded) {
   EXPECT_EQ(d.reasons.front().code, expect["reason"].as<std::string>()) << d.reasons.front().detail;
   if (expect["pattern"]) {
     EXPECT_EQ(pattern_name(d.pattern), expect["pattern"].as<std::string>());
+  }
+  if (expect["reasons"]) {
+    std::vector<std::string> codes;
+    for (const auto& r : d.reasons) {
+      codes.push_back(r.code);
+    }
+    EXPECT_EQ(codes, expect["reasons"].as<std::vector<std::string>>());
+  }
+  if (expect["field"]) {
+    ASSERT_FALSE(signals.privacy.empty());
+    EXPECT_EQ(signals.privacy.front().field, expect["field"].as<std::string>());
   }
   if (expect["cloud_allowed"]) {
     EXPECT_EQ(d.cloud_allowed, expect["cloud_allowed"].as<bool>());

@@ -171,6 +171,13 @@ TEST(EgressGatewayTest, ASecretNeverLeavesForAnyPurposeOfEgress) {
   auto named = post(gateway.port(), "/v1/chat/completions", chat("big", secret_prompt, 4));
   ASSERT_EQ(named.status, 200) << named.body;
   EXPECT_EQ(named.json_body()["tandem"]["tier"], "edge");
+  // Naming the cloud model with a tool the edge cannot serve: a 400 naming both, not the cloud.
+  json with_tool = chat("big", secret_prompt, 4);
+  with_tool["tools"] = {{{"type", "function"}, {"function", {{"name", "send_mail"}}}}};
+  auto refused = post(gateway.port(), "/v1/chat/completions", with_tool);
+  ASSERT_EQ(refused.status, 400) << refused.body;
+  EXPECT_EQ(refused.json_body()["error"]["code"], "private_data_needs_cloud");
+  EXPECT_EQ(refused.json_body()["error"]["param"], "tools");
   EXPECT_TRUE(recorded(fault).empty());
 }
 
@@ -244,6 +251,12 @@ TEST(EgressGatewayTest, EverySendOfEveryPurposeIsAuditedWithTheHashOfItsBytes) {
   EXPECT_GE(stats.value("fault-500", 0), 1) << "the fallback was exercised";
   EXPECT_GE(stats.value("fault-500-x1", 0), 2) << "the retry was exercised";
   expect_audit_matches_recorder(gateway, fault, {"answer", "verify", "continue", "canary"});
+  const json sent =
+      request(gateway.port(), "GET", "/v1/tandem/status").json_body()["privacy"]["egress"]["sent"];
+  EXPECT_EQ(sent["answer"].get<int>() + sent["verify"].get<int>() + sent["continue"].get<int>() +
+                sent["canary"].get<int>(),
+            static_cast<int>(recorded(fault).size()))
+      << sent.dump();
 }
 
 TEST(EgressGatewayTest, ShadowTrafficIsAuditedWithTheHashOfItsBytes) {
@@ -285,6 +298,9 @@ TEST(EgressGatewayTest, ASendTheAuditCannotRecordIsRefusedBeforeAnyByteLeaves) {
   EXPECT_EQ(metric(gateway, "tandem_egress_refusals_total",
                    {{"purpose", "answer"}, {"reason", "audit_unavailable"}}),
             1.0);
+  const json egress =
+      request(gateway.port(), "GET", "/v1/tandem/status").json_body()["privacy"]["egress"];
+  EXPECT_EQ(egress["refused"]["audit_unavailable"], 1) << egress.dump();
   EXPECT_TRUE(recorded(fault).empty());
 
   // Asked for the cloud model by name, there is no edge to fall back to by choice: 503.
