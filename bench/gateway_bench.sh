@@ -10,7 +10,9 @@
 # Prints Markdown tables for docs/BENCHMARKS.md; raw data goes to build/bench/gateway/.
 # Knobs (environment): LAT_ROUNDS=5 LAT_REQUESTS=400 LAT_WARMUP=200 WRK_ROUNDS=3
 # WRK_DURATION=10s WRK_CONNECTIONS=64 STREAMS=1000 STREAM_ROUNDS=2 UPSTREAM_THREADS=2
-# SKIP_BUILD=1 (use build/ as it is).
+# SKIP_BUILD=1 (use build/ as it is). TANDEM_YAML: YAML appended to Tandem's configuration, e.g.
+# 'operations: {audit: {enabled: false}}' to measure without the audit rows the egress guard
+# stores before each send.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bench="$root/bench"
@@ -164,6 +166,7 @@ cloud:
       models: {fault-ok: fault-ok, fault-slow-50: fault-slow-50}
       retry: {max_retries: 0}
       health: {interval_ms: 0}
+${TANDEM_YAML:-}
 EOF
 "$tmp/tandem" serve --config "$out/tandem.yaml" --port 0 >"$out/tandem.log" 2>&1 &
 tandem_pid=$!

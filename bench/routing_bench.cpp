@@ -1,7 +1,8 @@
 // Measures the router's ingress decision, the work done for every request before any model
 // runs (bench/run_routing_bench.sh turns the output into the tables of docs/BENCHMARKS.md):
-//   decision = Router::signals(input)   privacy scan over all message text (+ review rules when
-//                                       configured), prompt features, complexity classifier
+//   decision = the request body as JSON text (what the gateway's prompt_text() serialises)
+//            + Router::signals(input)   privacy scan over every field of that body (+ review
+//                                       rules when configured), prompt features, classifier
 //            + Router::decide(signals, health)   the policy, a pure function
 // on prompts of 100, 2,000 and 20,000 characters (Unicode code points), each in four variants:
 //   en        real English prose with digits and punctuation (bench/data/routing_prose_en.txt:
@@ -59,6 +60,7 @@
 #include "config/config.h"
 #include "routing/complexity_model.h"
 #include "routing/policy.h"
+#include "routing/privacy_json.h"
 #include "routing/privacy_scanner.h"
 #include "routing/prompt_features.h"
 #include "routing/router.h"
@@ -242,9 +244,20 @@ config::RoutingConfig configured_routing() {
   return c;
 }
 
+// A chat request with one user message, which is all the text there is (the gateway's
+// route_input() with no system prompt and no history).
+json body_for(const std::string& text) {
+  return {{"model", "tandem"},
+          {"messages", json::array({{{"role", "user"}, {"content", text}}})},
+          {"max_tokens", 256},
+          {"temperature", 0.7}};
+}
+
+std::string dump_body(const json& body) {
+  return body.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 RouteInput input_for(const std::string& text) {
-  // A completions-style request: one user message, which is all the text there is (the
-  // gateway's route_input() with no system prompt and no history).
   RouteInput input;
   input.text = text;
   input.prompt.last_user = text;
@@ -275,25 +288,34 @@ double clock_overhead_ns() {
 json run_case(const Router& router, const PrivacyScanner& scanner, const std::string& config_name,
               const std::string& variant, size_t chars, const std::string& text, int iterations,
               int warmup, double throughput_seconds) {
-  const RouteInput input = input_for(text);
   const HealthSnapshot health;  // both tiers up
+  RouteInput input = input_for(text);
+  const json body = body_for(text);
+  // The decision as the gateway makes it: serialise the body, then route on it.
+  auto decide = [&] {
+    const std::string body_text = dump_body(body);
+    input.body = body_text;
+    const Decision d = router.decide(router.signals(input), health);
+    input.body = {};
+    return d;
+  };
   const ComplexityModel& model = router.model();
   const config::RoutingConfig& cfg = router.config();
 
   for (int i = 0; i < warmup; ++i) {
-    const Decision d = router.decide(router.signals(input), health);
+    const Decision d = decide();
     g_sink = g_sink + d.reasons.size();
   }
 
   std::vector<double> whole(static_cast<size_t>(iterations));
-  std::vector<double> scan(whole.size()), features(whole.size()), classifier(whole.size()),
-      policy(whole.size());
+  std::vector<double> scan(whole.size()), text_scan(whole.size()), features(whole.size()),
+      classifier(whole.size()), policy(whole.size());
   const auto loop_start = Clock::now();
   Clock::duration whole_total{};
   for (size_t i = 0; i < whole.size(); ++i) {
     {  // the decision, as the gateway makes it
       const auto t0 = Clock::now();
-      const Decision d = router.decide(router.signals(input), health);
+      const Decision d = decide();
       const auto t1 = Clock::now();
       g_sink = g_sink + d.reasons.size();
       whole[i] = micros(t1 - t0);
@@ -303,7 +325,9 @@ json run_case(const Router& router, const PrivacyScanner& scanner, const std::st
       const auto t0 = Clock::now();
       RouteSignals s;
       s.hints = input.hints;
-      s.privacy = scanner.scan(input.text);
+      const std::string body_text = dump_body(body);
+      auto scanned = scan_json(scanner, body_text);
+      s.privacy = std::move(scanned->findings);
       const auto t1 = Clock::now();
       const PromptFeatures f = extract_features(input.prompt);
       const auto t2 = Clock::now();
@@ -312,6 +336,11 @@ json run_case(const Router& router, const PrivacyScanner& scanner, const std::st
       const Decision d = routing::decide(cfg, s, health);
       const auto t4 = Clock::now();
       g_sink = g_sink + d.reasons.size();
+      // For comparison: the scan of the message text alone, as the router did before it read
+      // every field (not part of the decision).
+      const auto t5 = Clock::now();
+      g_sink = g_sink + scanner.scan(input.text).size();
+      text_scan[i] = micros(Clock::now() - t5);
       scan[i] = micros(t1 - t0);
       features[i] = micros(t2 - t1);
       classifier[i] = micros(t3 - t2);
@@ -329,7 +358,7 @@ json run_case(const Router& router, const PrivacyScanner& scanner, const std::st
   double wall_s = 0;
   while (throughput_n < whole.size() / 2 || wall_s < throughput_seconds) {
     for (int k = 0; k < 100; ++k) {
-      const Decision d = router.decide(router.signals(input), health);
+      const Decision d = decide();
       g_sink = g_sink + d.reasons.size();
     }
     throughput_n += 100;
@@ -338,6 +367,8 @@ json run_case(const Router& router, const PrivacyScanner& scanner, const std::st
   const double cpu_s = thread_cpu_seconds() - cpu0;
 
   // What the decision was, for the reader to check that each variant takes the path it should.
+  const std::string body_text = dump_body(body);
+  input.body = body_text;
   const RouteSignals signals = router.signals(input);
   const Decision decision = router.decide(signals, health);
   json findings = json::array();
@@ -346,6 +377,7 @@ json run_case(const Router& router, const PrivacyScanner& scanner, const std::st
   }
   const Stats w = stats_of(whole);
   const Stats scan_s = stats_of(scan);
+  const Stats text_scan_s = stats_of(text_scan);
   const Stats features_s = stats_of(features);
   const Stats classifier_s = stats_of(classifier);
   const Stats policy_s = stats_of(policy);
@@ -365,6 +397,7 @@ json run_case(const Router& router, const PrivacyScanner& scanner, const std::st
        static_cast<double>(whole.size()) / std::chrono::duration<double>(whole_total).count()},
       {"stages_p50_us",
        {{"privacy_scan", scan_s.p50},
+        {"privacy_scan_text_only", text_scan_s.p50},
         {"features", features_s.p50},
         {"classifier", classifier_s.p50},
         {"policy", policy_s.p50}}},

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -524,6 +525,26 @@ TEST_F(AuditLogTest, WriterCountsAnAuditRowTheDatabaseRefusesAsFailed) {
   writer.flush();
   EXPECT_EQ(writer.failed(), 1U);
   EXPECT_EQ(request_ids({}), (Ids{"good2", "good1"}));
+}
+
+TEST_F(AuditLogTest, WriterTellsTheSenderWhetherEachRowWasStored) {
+  // The egress guard waits on this answer before it lets a body leave (operations.audit.required).
+  TraceWriter writer(traces_, {}, audit_);
+  std::mutex mutex;
+  std::vector<std::pair<std::string, bool>> answers;
+  auto answer = [&](const std::string& name) {
+    return [&, name](bool stored) {
+      std::lock_guard lock(mutex);
+      answers.emplace_back(name, stored);
+    };
+  };
+  AuditRecord bad = simple_audit(2, "bad");
+  bad.purpose = "exfiltrate";
+  ASSERT_TRUE(writer.submit_audit(simple_audit(1, "good"), answer("good")));
+  ASSERT_TRUE(writer.submit_audit(bad, answer("bad")));
+  writer.flush();
+  std::lock_guard lock(mutex);
+  EXPECT_EQ(answers, (std::vector<std::pair<std::string, bool>>{{"good", true}, {"bad", false}}));
 }
 
 TEST_F(AuditLogTest, WriterAppliesAuditRetentionAtClose) {
