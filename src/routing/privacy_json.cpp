@@ -73,7 +73,7 @@ class Walker {
     }
     if (!stack_.empty() && !stack_.back().array) {
       Frame& object = stack_.back();
-      if (object.key_is_type &&
+      if (object.key_is_type && in_content_array() &&
           std::find(kOpaqueTypes.begin(), kOpaqueTypes.end(), value) != kOpaqueTypes.end()) {
         opaque(path(stack_.size(), false), value);
       }
@@ -150,6 +150,18 @@ class Walker {
       out = out.substr(0, kMaxPath / 2) + "..." + out.substr(out.size() - kMaxPath / 2);
     }
     return out;
+  }
+
+  // The object on top is a content part: an element of an array held by a "content" or "input"
+  // key (chat messages, the Responses API). A "type" elsewhere (a tool's JSON schema, metadata)
+  // names something else.
+  bool in_content_array() const {
+    const size_t n = stack_.size();
+    if (n < 3 || !stack_[n - 2].array || stack_[n - 3].array) {
+      return false;
+    }
+    const std::string& key = stack_[n - 3].key;
+    return key == "content" || key == "input";
   }
 
   bool number(const std::string& text) {
