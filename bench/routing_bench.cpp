@@ -1,8 +1,8 @@
 // Measures the router's ingress decision, the work done for every request before any model
 // runs (bench/run_routing_bench.sh turns the output into the tables of docs/BENCHMARKS.md):
-//   decision = the request body as JSON text (what the gateway's prompt_text() serialises)
-//            + Router::signals(input)   privacy scan over every field of that body (+ review
-//                                       rules when configured), prompt features, classifier
+//   decision = Router::signals(input)   privacy scan over every field of the request body, as
+//                                       the gateway parsed it (+ review rules when
+//                                       configured), prompt features, complexity classifier
 //            + Router::decide(signals, health)   the policy, a pure function
 // on prompts of 100, 2,000 and 20,000 characters (Unicode code points), each in four variants:
 //   en        real English prose with digits and punctuation (bench/data/routing_prose_en.txt:
@@ -253,10 +253,6 @@ json body_for(const std::string& text) {
           {"temperature", 0.7}};
 }
 
-std::string dump_body(const json& body) {
-  return body.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
 RouteInput input_for(const std::string& text) {
   RouteInput input;
   input.text = text;
@@ -291,14 +287,8 @@ json run_case(const Router& router, const PrivacyScanner& scanner, const std::st
   const HealthSnapshot health;  // both tiers up
   RouteInput input = input_for(text);
   const json body = body_for(text);
-  // The decision as the gateway makes it: serialise the body, then route on it.
-  auto decide = [&] {
-    const std::string body_text = dump_body(body);
-    input.body = body_text;
-    const Decision d = router.decide(router.signals(input), health);
-    input.body = {};
-    return d;
-  };
+  input.document = &body;  // as the gateway routes: on the parsed body, every field of it
+  auto decide = [&] { return router.decide(router.signals(input), health); };
   const ComplexityModel& model = router.model();
   const config::RoutingConfig& cfg = router.config();
 
@@ -325,8 +315,7 @@ json run_case(const Router& router, const PrivacyScanner& scanner, const std::st
       const auto t0 = Clock::now();
       RouteSignals s;
       s.hints = input.hints;
-      const std::string body_text = dump_body(body);
-      auto scanned = scan_json(scanner, body_text);
+      auto scanned = scan_json_document(scanner, body);
       s.privacy = std::move(scanned->findings);
       const auto t1 = Clock::now();
       const PromptFeatures f = extract_features(input.prompt);
@@ -367,8 +356,6 @@ json run_case(const Router& router, const PrivacyScanner& scanner, const std::st
   const double cpu_s = thread_cpu_seconds() - cpu0;
 
   // What the decision was, for the reader to check that each variant takes the path it should.
-  const std::string body_text = dump_body(body);
-  input.body = body_text;
   const RouteSignals signals = router.signals(input);
   const Decision decision = router.decide(signals, health);
   json findings = json::array();

@@ -35,7 +35,7 @@ jq -r --arg cpu "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)" \
   . as $all |
   "Machine: \($nproc) cores (nproc), \($cpu); load average before the summary \($load). One thread, unpinned; steady_clock, \(.clock_overhead_ns | round) ns per reading (inside every figure). \(.iterations | commas) timed decisions per case up to 2,000 characters, \(.long_iterations | commas) at 20,000, after \(.warmup | commas) (\(.warmup / 10 | round | commas) at 20,000) untimed.",
   "",
-  "**The decision** (the body serialised as the gateway does, `Router::signals` + `Router::decide`, each timed on its own):",
+  "**The decision** (`Router::signals` on the parsed request body + `Router::decide`, each timed on its own):",
   "",
   "| config | prompt | chars | bytes | p50 µs | p90 µs | p99 µs | max µs | over 1 ms | decisions per CPU-second | route |",
   "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
@@ -44,7 +44,7 @@ jq -r --arg cpu "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)" \
   "",
   "**Where the time goes** (p50 of each stage, µs, timed stage by stage in the same loop):",
   "",
-  "| config | prompt | chars | privacy scan (body: serialise + every field) | features | classifier | policy | sum | decision p50 | for comparison: scan of the message text alone |",
+  "| config | prompt | chars | privacy scan (every field of the body) | features | classifier | policy | sum | decision p50 | for comparison: scan of the message text alone |",
   "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
   (.results[] | .stages_p50_us as $s |
     "| \(.config) | \(prompt_name) | \(.chars | commas) | \($s.privacy_scan | us) | \($s.features | us) | \($s.classifier | us) | \($s.policy | us) | \(($s.privacy_scan + $s.features + $s.classifier + $s.policy) | us) | \(.decision.p50_us | us) | \($s.privacy_scan_text_only | us) |"),

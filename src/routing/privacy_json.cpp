@@ -52,7 +52,8 @@ struct Frame {
   std::vector<size_t> starts;
 };
 
-// nlohmann's SAX interface: the document is walked once, without building it in memory.
+// Reads a document as a stream of events: nlohmann's SAX interface, fed by the parser over bytes
+// (the egress guard) or by walk() over a parsed document (the router), so both scan alike.
 class Walker {
  public:
   explicit Walker(const PrivacyScanner& scanner) : scanner_(scanner) {}
@@ -66,7 +67,7 @@ class Walker {
   }
   bool binary(json::binary_t& /*value*/) { return value_done(); }
 
-  bool string(std::string& value) {
+  bool string(const std::string& value) {
     scan(value, stack_.size(), true);
     if (is_base64_blob(value)) {
       opaque(path(stack_.size(), true), "base64");
@@ -91,7 +92,7 @@ class Walker {
     return true;
   }
 
-  bool key(std::string& key) {
+  bool key(const std::string& key) {
     Frame& object = stack_.back();
     object.key = "{key}";
     const size_t before = result_.total_findings;
@@ -222,7 +223,65 @@ class Walker {
   std::string error_;
 };
 
+// Feeds a parsed document to `walker` as the parser would feed its bytes, without recursion.
+// Numbers are read as the document serialises them: what an upstream receives.
+void walk(const json& document, Walker& walker) {
+  struct Cursor {
+    const json* container;
+    json::const_iterator next;
+  };
+  std::vector<Cursor> stack;
+  auto visit = [&](const json& value) {
+    switch (value.type()) {
+      case json::value_t::object:
+        walker.start_object(value.size());
+        stack.push_back({&value, value.cbegin()});
+        break;
+      case json::value_t::array:
+        walker.start_array(value.size());
+        stack.push_back({&value, value.cbegin()});
+        break;
+      case json::value_t::string:
+        walker.string(value.get_ref<const std::string&>());
+        break;
+      case json::value_t::number_integer:
+      case json::value_t::number_unsigned:
+      case json::value_t::number_float:
+        walker.number_float(0.0, value.dump());
+        break;
+      default:
+        walker.null();
+        break;
+    }
+  };
+  visit(document);
+  while (!stack.empty()) {
+    Cursor& top = stack.back();
+    if (top.next == top.container->cend()) {
+      const bool object = top.container->is_object();
+      stack.pop_back();
+      if (object) {
+        walker.end_object();
+      } else {
+        walker.end_array();
+      }
+      continue;
+    }
+    const auto at = top.next++;
+    if (top.container->is_object()) {
+      walker.key(at.key());
+    }
+    visit(*at);  // may push: `top` is not used after this
+  }
+}
+
 }  // namespace
+
+Result<JsonScan> scan_json_document(const PrivacyScanner& scanner, const nlohmann::json& document) {
+  Walker walker(scanner);
+  walk(document, walker);
+  return walker.take();
+}
 
 Result<JsonScan> scan_json(const PrivacyScanner& scanner, std::string_view text) {
   Walker walker(scanner);

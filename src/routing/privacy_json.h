@@ -16,6 +16,7 @@
 // Thread-safety: a pure function; any number may run at once.
 
 #include <cstddef>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,6 +47,9 @@ inline constexpr size_t kMaxJsonFindings = 64;
 
 // Fails (kInvalidArgument) when `text` is not exactly one JSON value.
 Result<JsonScan> scan_json(const PrivacyScanner& scanner, std::string_view text);
+// The same over a parsed document, without serialising it: the same findings, fields and
+// opaque parts as over document.dump() (numbers are read as dump() writes them).
+Result<JsonScan> scan_json_document(const PrivacyScanner& scanner, const nlohmann::json& document);
 
 // "payment_card (****1111) in messages[1].tool_calls[0].function.arguments, email (***@***.com)
 // in metadata.customer": what a log, an error or a decision record may say of the findings.

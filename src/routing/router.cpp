@@ -129,16 +129,20 @@ std::vector<PrivacyFinding> Router::privacy_signal(const RouteInput& input,
   if (!config_.privacy.enabled && !scan_opaque) {
     return {};
   }
-  if (!input.body.empty()) {
-    if (auto scanned = scan_json(privacy_, input.body)) {
-      opaque = std::move(scanned->opaque);
-      if (config_.privacy.enabled) {
-        return std::move(scanned->findings);
-      }
-      return {};
-    }
-    // Not JSON: read as text below, so nothing goes unscanned.
+  std::optional<Result<JsonScan>> scanned;
+  if (input.document != nullptr) {
+    scanned = scan_json_document(privacy_, *input.document);
+  } else if (!input.body.empty()) {
+    scanned = scan_json(privacy_, input.body);
   }
+  if (scanned && scanned->ok()) {
+    opaque = std::move((*scanned)->opaque);
+    if (config_.privacy.enabled) {
+      return std::move((*scanned)->findings);
+    }
+    return {};
+  }
+  // Not JSON: read as text below, so nothing goes unscanned.
   if (config_.privacy.enabled) {
     return privacy_.scan(input.body.empty() ? input.text : input.body);
   }

@@ -23,8 +23,10 @@ namespace tandem::routing {
 struct RouteInput {
   PromptView prompt;      // views into the request's messages
   std::string_view text;  // every message's text, for the review rules (and privacy without body)
-  // The request body as a cloud upstream would receive it (JSON): the privacy scan reads every
-  // field of it (privacy_json.h), as the egress guard does. Empty: the privacy scan reads text.
+  // The request body as a cloud upstream would receive it: the privacy scan reads every field
+  // of it (privacy_json.h), as the egress guard does. `document` (parsed, as the gateway has
+  // it) or else `body` (JSON text); with neither the privacy scan reads `text`.
+  const nlohmann::json* document = nullptr;
   std::string_view body;
   RequestHints hints;
 };

@@ -19,7 +19,7 @@ using routing::Pattern;
 // The text of a message list the way the router reads it: the last user message, the system
 // prompt, and everything (what would be sent out) for the scans.
 struct PromptText {
-  std::string body;  // the client's body as the cloud would receive it: what privacy scans
+  const nlohmann::json* body = nullptr;  // the client's body as the cloud receives it
   std::string all;
   std::string system;
   std::string last_user;
@@ -28,7 +28,7 @@ struct PromptText {
 
 PromptText prompt_text(const CompletionRequest& request) {
   PromptText text;
-  text.body = request.cloud_body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  text.body = &request.cloud_body;
   if (request.kind == upstream::ApiKind::kCompletion) {
     text.all = request.prompt;
     text.last_user = request.prompt;
@@ -80,7 +80,7 @@ routing::RouteInput route_input(const CompletionRequest& request, const RequestC
                                 const PromptText& text) {
   routing::RouteInput input;
   input.text = text.all;
-  input.body = text.body;
+  input.document = text.body;
   input.prompt.system = text.system;
   input.prompt.last_user = text.last_user;
   input.prompt.total_chars = text.all.size();
