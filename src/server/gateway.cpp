@@ -447,7 +447,7 @@ net::awaitable<void> Gateway::execute(CompletionRequest request, RequestContext 
     if (traces_) {  // what the router would have read, for calibration and replay
       const PromptText text = prompt_text(request);
       const routing::RouteSignals signals = router_->signals(route_input(request, context, text));
-      trace_signals(trace, signals, explicit_model_reasons(false, signals));
+      trace_signals(trace, signals, explicit_model_reasons(false));
     }
   } else if (served_by_cloud) {
     record.pattern = "cloud";
@@ -455,10 +455,10 @@ net::awaitable<void> Gateway::execute(CompletionRequest request, RequestContext 
     // Data that must not leave the device does not, whichever model the client named.
     const PromptText text = prompt_text(request);
     const routing::RouteSignals signals = router_->signals(route_input(request, context, text));
-    if (traces_) {
-      trace_signals(trace, signals, explicit_model_reasons(true, signals));
-    }
     const auto pinned = routing::privacy_decision(router_->config(), signals, health());
+    if (traces_) {
+      trace_signals(trace, signals, explicit_model_reasons(true, pinned));
+    }
     if (pinned) {
       cloud_allowed = false;
       record.routing =

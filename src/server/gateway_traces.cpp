@@ -56,15 +56,12 @@ std::vector<std::string> reason_codes(const routing::Decision& decision) {
   return codes;
 }
 
-std::vector<std::string> explicit_model_reasons(bool cloud_model, const routing::RouteSignals& s) {
+std::vector<std::string> explicit_model_reasons(bool cloud_model,
+                                                const std::optional<routing::Decision>& pinned) {
   std::vector<std::string> codes = {cloud_model ? "model.cloud" : "model.edge"};
-  if (cloud_model) {
-    if (!s.privacy.empty()) {
-      codes.push_back("privacy.detected");
-    } else if (s.hints.privacy_header) {
-      codes.push_back("privacy.header");
-    } else if (s.hints.key_local_only) {
-      codes.push_back("privacy.key_policy");
+  if (pinned) {
+    for (const auto& r : pinned->reasons) {
+      codes.push_back(r.code);
     }
   }
   return codes;

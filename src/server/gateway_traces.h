@@ -3,6 +3,7 @@
 // and the decision record. Internal to the server component: gateway.cpp fills a trace as the
 // request goes, and Gateway::write_trace hands it to the background writer.
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,9 +20,10 @@ void trace_signals(store::TraceRecord& trace, const routing::RouteSignals& signa
 std::vector<std::string> reason_codes(const routing::Decision& decision);
 
 // The reason codes of a request that named a model instead of `tandem`: "model.edge" or
-// "model.cloud", then the privacy pin when private data kept a cloud model's request on the
-// edge.
-std::vector<std::string> explicit_model_reasons(bool cloud_model, const routing::RouteSignals& s);
+// "model.cloud", then, when the privacy rule kept a cloud model's request on the device (or
+// refused it), that decision's codes.
+std::vector<std::string> explicit_model_reasons(
+    bool cloud_model, const std::optional<routing::Decision>& pinned = std::nullopt);
 
 // What happened: tier, pattern, tokens, cost, latency, confidence, ticket, the edge answer's
 // hash and the P3 verification's label. `failed`: the client got an error (tier "none").
