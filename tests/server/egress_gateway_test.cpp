@@ -310,6 +310,38 @@ TEST(EgressGatewayTest, ASendTheAuditCannotRecordIsRefusedBeforeAnyByteLeaves) {
   std::filesystem::remove(db);
 }
 
+TEST(EgressGatewayTest, ARefusedEscalationLeavesTheCascadeItsEdgeDraft) {
+  FaultUpstream fault;
+  const std::string db =
+      ::testing::TempDir() + "egress-cascade-" + std::to_string(::getpid()) + ".db";
+  std::filesystem::remove(db);
+  // Every draft escalates; the escalation's audit row cannot be stored.
+  GatewayUnderTest gateway(egress_yaml(fault.base_url(),
+                                       "  pattern: cascade\n  cascade: {threshold: 1}\n",
+                                       "  database: " + db + "\n"));
+  {
+    auto other = store::Database::open(db).value();
+    ASSERT_TRUE(other->acquire().exec("DROP TABLE cloud_audit").ok());
+  }
+  for (const bool stream : {false, true}) {
+    auto r =
+        post(gateway.port(), "/v1/chat/completions", chat("tandem", "Once upon a time", 4, stream));
+    ASSERT_EQ(r.status, 200) << r.body;
+    const json t = decision_of(r, stream);
+    EXPECT_EQ(t["tier"], "edge") << t.dump();
+    EXPECT_EQ(t["pattern"], "cascade") << t.dump();
+    EXPECT_FALSE(t["data_left_device"].get<bool>());
+    ASSERT_FALSE(t["fallbacks"].empty()) << t.dump();
+    EXPECT_NE(t["fallbacks"][0]["reason"].get<std::string>().find("audit"), std::string::npos)
+        << t.dump();
+  }
+  EXPECT_EQ(metric(gateway, "tandem_egress_refusals_total",
+                   {{"purpose", "answer"}, {"reason", "audit_unavailable"}}),
+            2.0);
+  EXPECT_TRUE(recorded(fault).empty());
+  std::filesystem::remove(db);
+}
+
 TEST(EgressGatewayTest, WithTheAuditNotRequiredALostRowDoesNotStopTheSend) {
   FaultUpstream fault;
   const std::string db =
