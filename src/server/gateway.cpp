@@ -454,15 +454,16 @@ net::awaitable<void> Gateway::execute(CompletionRequest request, RequestContext 
     record.reasons.push_back("model '" + request.model + "' is a cloud model");
     // Data that must not leave the device does not, whichever model the client named.
     const PromptText text = prompt_text(request);
-    const routing::RouteSignals signals = router_->signals(route_input(request, context, text));
-    const auto pinned = routing::privacy_decision(router_->config(), signals, health());
+    const routing::RouteInput input = route_input(request, context, text);
+    const routing::RouteSignals signals = router_->signals(input);
+    const routing::HealthSnapshot h = health();
+    const auto pinned = routing::privacy_decision(router_->config(), signals, h);
     if (traces_) {
       trace_signals(trace, signals, explicit_model_reasons(true, pinned));
     }
     if (pinned) {
       cloud_allowed = false;
-      record.routing =
-          router_->explain(route_input(request, context, text), signals, *pinned, health(), false);
+      record.routing = router_->explain(input, signals, *pinned, h, false);
       for (const auto& r : pinned->reasons) {
         record.reasons.push_back(r.detail);
       }

@@ -277,19 +277,34 @@ TEST(EgressGatewayTest, ShadowTrafficIsAuditedWithTheHashOfItsBytes) {
   EXPECT_TRUE(recorded(fault).empty());
 }
 
+// A gateway whose routing database loses its audit table once it runs: every audit row it then
+// tries to store fails, as on a database error or a full disk.
+class GatewayWithBrokenAudit {
+ public:
+  GatewayWithBrokenAudit(const FaultUpstream& fault, const std::string& name,
+                         const std::string& routing, const std::string& extra = "")
+      : db_(::testing::TempDir() + "egress-" + name + "-" + std::to_string(::getpid()) + ".db") {
+    std::filesystem::remove(db_);
+    gateway_ = std::make_unique<GatewayUnderTest>(
+        egress_yaml(fault.base_url(), routing, "  database: " + db_ + "\n" + extra));
+    auto other = store::Database::open(db_).value();
+    EXPECT_TRUE(other->acquire().exec("DROP TABLE cloud_audit").ok());
+  }
+  ~GatewayWithBrokenAudit() {
+    gateway_.reset();
+    std::filesystem::remove(db_);
+  }
+  GatewayUnderTest& operator*() { return *gateway_; }
+
+ private:
+  std::string db_;
+  std::unique_ptr<GatewayUnderTest> gateway_;
+};
+
 TEST(EgressGatewayTest, ASendTheAuditCannotRecordIsRefusedBeforeAnyByteLeaves) {
   FaultUpstream fault;
-  const std::string db =
-      ::testing::TempDir() + "egress-audit-" + std::to_string(::getpid()) + ".db";
-  std::filesystem::remove(db);
-  GatewayUnderTest gateway(egress_yaml(fault.base_url(),
-                                       "  pattern: ingress\n  ingress: {threshold: 0}\n",
-                                       "  database: " + db + "\n"));
-  // The audit's table disappears under the gateway: every append now fails.
-  {
-    auto other = store::Database::open(db).value();
-    ASSERT_TRUE(other->acquire().exec("DROP TABLE cloud_audit").ok());
-  }
+  GatewayWithBrokenAudit broken(fault, "audit", "  pattern: ingress\n  ingress: {threshold: 0}\n");
+  GatewayUnderTest& gateway = *broken;
   auto r = post(gateway.port(), "/v1/chat/completions", chat("tandem", "Once upon a time", 4));
   ASSERT_EQ(r.status, 200) << r.body;
   const json t = r.json_body()["tandem"];
@@ -307,22 +322,14 @@ TEST(EgressGatewayTest, ASendTheAuditCannotRecordIsRefusedBeforeAnyByteLeaves) {
   auto named = post(gateway.port(), "/v1/chat/completions", chat("big", "Once upon a time", 4));
   EXPECT_TRUE(named.status == 503 || named.json_body()["tandem"]["tier"] == "edge") << named.body;
   EXPECT_TRUE(recorded(fault).empty());
-  std::filesystem::remove(db);
 }
 
 TEST(EgressGatewayTest, ARefusedEscalationLeavesTheCascadeItsEdgeDraft) {
   FaultUpstream fault;
-  const std::string db =
-      ::testing::TempDir() + "egress-cascade-" + std::to_string(::getpid()) + ".db";
-  std::filesystem::remove(db);
   // Every draft escalates; the escalation's audit row cannot be stored.
-  GatewayUnderTest gateway(egress_yaml(fault.base_url(),
-                                       "  pattern: cascade\n  cascade: {threshold: 1}\n",
-                                       "  database: " + db + "\n"));
-  {
-    auto other = store::Database::open(db).value();
-    ASSERT_TRUE(other->acquire().exec("DROP TABLE cloud_audit").ok());
-  }
+  GatewayWithBrokenAudit broken(fault, "cascade",
+                                "  pattern: cascade\n  cascade: {threshold: 1}\n");
+  GatewayUnderTest& gateway = *broken;
   for (const bool stream : {false, true}) {
     auto r =
         post(gateway.port(), "/v1/chat/completions", chat("tandem", "Once upon a time", 4, stream));
@@ -339,26 +346,17 @@ TEST(EgressGatewayTest, ARefusedEscalationLeavesTheCascadeItsEdgeDraft) {
                    {{"purpose", "answer"}, {"reason", "audit_unavailable"}}),
             2.0);
   EXPECT_TRUE(recorded(fault).empty());
-  std::filesystem::remove(db);
 }
 
 TEST(EgressGatewayTest, WithTheAuditNotRequiredALostRowDoesNotStopTheSend) {
   FaultUpstream fault;
-  const std::string db =
-      ::testing::TempDir() + "egress-lenient-" + std::to_string(::getpid()) + ".db";
-  std::filesystem::remove(db);
-  GatewayUnderTest gateway(
-      egress_yaml(fault.base_url(), "  pattern: ingress\n  ingress: {threshold: 0}\n",
-                  "  database: " + db + "\noperations:\n  audit: {required: false}\n"));
-  {
-    auto other = store::Database::open(db).value();
-    ASSERT_TRUE(other->acquire().exec("DROP TABLE cloud_audit").ok());
-  }
+  GatewayWithBrokenAudit broken(fault, "lenient", "  pattern: ingress\n  ingress: {threshold: 0}\n",
+                                "operations:\n  audit: {required: false}\n");
+  GatewayUnderTest& gateway = *broken;
   auto r = post(gateway.port(), "/v1/chat/completions", chat("tandem", "Once upon a time", 4));
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(r.json_body()["tandem"]["tier"], "cloud");
   EXPECT_EQ(recorded(fault).size(), 1u);
-  std::filesystem::remove(db);
 }
 
 TEST(EgressGatewayTest, ContentTheScanCannotReadFollowsThePolicy) {
