@@ -12,7 +12,7 @@
 #include "fuzz/fuzz_targets.h"
 #include "fuzz/property_check.h"
 #include "routing/router.h"
-#include "routing/trace_data.h"
+#include "eval/trace_data.h"
 
 namespace tandem::fuzz {
 namespace {
@@ -24,7 +24,7 @@ bool finite_or_absent(const std::optional<double>& value) {
   return !value || std::isfinite(*value);
 }
 
-void check_rows(const std::vector<routing::TraceRow>& rows) {
+void check_rows(const std::vector<eval::TraceRow>& rows) {
   for (const auto& row : rows) {
     FUZZ_CHECK(row.location.rfind(std::string(kSource) + ":", 0) == 0);
     for (const auto& [model, answer] : row.answers) {
@@ -45,8 +45,8 @@ const routing::Router& default_router() {
 }
 
 // The evaluator over the rows, with the first two models as edge and cloud.
-void check_samples(const std::vector<routing::TraceRow>& rows) {
-  const std::vector<std::string> models = routing::models_in(rows);
+void check_samples(const std::vector<eval::TraceRow>& rows) {
+  const std::vector<std::string> models = eval::models_in(rows);
   if (models.size() < 2) {
     return;
   }
@@ -63,7 +63,7 @@ void check_samples(const std::vector<routing::TraceRow>& rows) {
   FUZZ_CHECK(set->samples.size() + set->rows_skipped == set->rows_read);
   FUZZ_CHECK(!set->samples.empty());
   for (const auto& sample : set->samples) {
-    FUZZ_CHECK(sample.hash == routing::row_hash(sample.id, kSeed));
+    FUZZ_CHECK(sample.hash == eval::row_hash(sample.id, kSeed));
     FUZZ_CHECK(std::isfinite(sample.complexity) && sample.complexity >= 0.0 &&
                sample.complexity <= 1.0);
     for (const size_t tier : {eval::kEdgeTier, eval::kCloudTier}) {
@@ -77,7 +77,7 @@ void check_samples(const std::vector<routing::TraceRow>& rows) {
 
 void fuzz_routing_traces(const uint8_t* data, size_t size) {
   std::istringstream in{std::string(as_text(data, size))};
-  const auto rows = routing::parse_traces(in, kSource);
+  const auto rows = eval::parse_traces(in, kSource);
   if (!rows) {
     FUZZ_CHECK(rows.error().code == ErrorCode::kInvalidArgument);
     FUZZ_CHECK_MSG(rows.error().message.rfind(std::string(kSource) + ":", 0) == 0,

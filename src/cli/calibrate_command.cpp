@@ -12,7 +12,7 @@
 #include "config/config_editor.h"
 #include "eval/calibrate.h"
 #include "eval/server_traces.h"
-#include "routing/router_training.h"
+#include "eval/router_training.h"
 
 namespace tandem::cli {
 namespace {
@@ -78,7 +78,7 @@ Result<std::vector<eval::Sample>> load_samples(const CalibrateFlags& flags,
   if (!router) {
     return router.error();
   }
-  auto rows = routing::load_trace_paths(flags.data);
+  auto rows = eval::load_trace_paths(flags.data);
   if (!rows) {
     return rows.error();
   }
@@ -164,7 +164,7 @@ int run_calibrate(const CalibrateFlags& flags) {
       return fail("the edited configuration does not parse (nothing written): " +
                   check.error().message);
     }
-    if (auto written = routing::write_file_atomically(flags.write, edited.value()); !written) {
+    if (auto written = eval::write_file_atomically(flags.write, edited.value()); !written) {
       return fail(written.error().message);
     }
     result.value().notes.push_back("written to " + flags.write);

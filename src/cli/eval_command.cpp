@@ -7,7 +7,7 @@
 #include "cli/commands.h"
 #include "eval/evaluate.h"
 #include "eval/svg_plot.h"
-#include "routing/router_training.h"
+#include "eval/router_training.h"
 
 namespace tandem::cli {
 namespace {
@@ -54,7 +54,7 @@ int run_eval(const EvalFlags& flags) {
                                         std::to_string(report.value().rows_used) + " queries)"
                                   : flags.title;
     if (auto written =
-            routing::write_file_atomically(flags.plot, eval::curves_svg(report.value(), title));
+            eval::write_file_atomically(flags.plot, eval::curves_svg(report.value(), title));
         !written) {
       std::cerr << "tandem eval: --plot: " << written.error().message << "\n";
       return 1;

@@ -1,6 +1,6 @@
 // `tandem replay --traces DB --config NEW.yaml`: what-if on recorded traffic. Every request in
 // the gateway's routing traces is decided again under the new configuration by the policy code
-// the gateway runs (routing/replay.h); the report compares tier shares, cost and expected
+// the gateway runs (eval/replay.h); the report compares tier shares, cost and expected
 // quality, and lists the requests that would change tier.
 
 #include <algorithm>
@@ -12,7 +12,7 @@
 #include "cli/commands.h"
 #include "common/time_text.h"
 #include "config/config.h"
-#include "routing/replay.h"
+#include "eval/replay.h"
 #include "routing/router.h"
 #include "routing/shadow_report.h"
 #include "store/trace_log.h"
@@ -35,8 +35,8 @@ int64_t now_ms() {
       .count();
 }
 
-routing::RecordedRequest recorded(store::TraceRecord&& t) {
-  routing::RecordedRequest r;
+eval::RecordedRequest recorded(store::TraceRecord&& t) {
+  eval::RecordedRequest r;
   r.request_id = std::move(t.request_id);
   r.unix_ms = t.unix_ms;
   r.pattern = std::move(t.pattern);
@@ -84,7 +84,7 @@ std::string signed_fixed(double value, int digits) {
   return text;
 }
 
-void print_report(const routing::ReplayReport& r, const ReplayFlags& flags, int64_t first_ms,
+void print_report(const eval::ReplayReport& r, const ReplayFlags& flags, int64_t first_ms,
                   int64_t last_ms) {
   std::printf("replayed %zu request(s) from %s", r.requests, flags.traces.c_str());
   if (r.requests > 0) {
@@ -163,7 +163,7 @@ int run(const ReplayFlags& flags) {
   }
   store::TraceLog log(std::move(db).value());
 
-  routing::Replayer replayer(router.value(), flags.changes);
+  eval::Replayer replayer(router.value(), flags.changes);
   int64_t first_ms = 0;
   int64_t last_ms = 0;
   auto visit = [&](store::TraceRecord&& t) {
@@ -193,9 +193,9 @@ int run(const ReplayFlags& flags) {
     std::cerr << "tandem replay: " << status.error().message << "\n";
     return 1;
   }
-  const routing::ReplayReport report = replayer.report();
+  const eval::ReplayReport report = replayer.report();
   if (flags.json) {
-    nlohmann::json out = routing::to_json(report);
+    nlohmann::json out = eval::to_json(report);
     out["traces"] = flags.traces;
     out["config"] = flags.config_path;
     out["window"] = {

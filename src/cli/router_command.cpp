@@ -1,6 +1,6 @@
 // `tandem router train | eval | explain`: fit the ingress complexity classifier on labelled
 // routing traces, measure it, and show why it scores a prompt as it does. The work is in
-// routing/router_training.h; this file parses flags and prints.
+// eval/router_training.h; this file parses flags and prints.
 
 #include <cmath>
 #include <cstdio>
@@ -9,7 +9,7 @@
 #include <optional>
 
 #include "cli/commands.h"
-#include "routing/router_training.h"
+#include "eval/router_training.h"
 
 namespace tandem::cli {
 namespace {
@@ -50,7 +50,7 @@ std::string fixed(double value, int digits = 3) {
   return text;
 }
 
-void print_routing(const routing::EvaluationReport& report) {
+void print_routing(const eval::EvaluationReport& report) {
   std::printf("  %-22s share %s  quality %s\n", "all edge", fixed(0.0, 2).c_str(),
               fixed(report.all_edge_quality).c_str());
   std::printf("  %-22s share %s  quality %s\n", "all cloud", fixed(1.0, 2).c_str(),
@@ -65,7 +65,7 @@ void print_routing(const routing::EvaluationReport& report) {
   }
 }
 
-void print_training(const routing::TrainingReport& report, const std::string& out) {
+void print_training(const eval::TrainingReport& report, const std::string& out) {
   std::printf("edge %s, cloud %s; label: the cloud's score is higher than the edge's\n",
               report.options.edge.c_str(), report.options.cloud.c_str());
   std::printf("rows: %zu read, %zu used, %zu skipped (missing a model); %zu train, %zu holdout\n",
@@ -107,7 +107,7 @@ void print_training(const routing::TrainingReport& report, const std::string& ou
 }
 
 int train(const TrainFlags& flags) {
-  routing::TrainingOptions options;
+  eval::TrainingOptions options;
   options.data_files = flags.data;
   options.edge = flags.edge;
   options.cloud = flags.cloud;
@@ -126,19 +126,19 @@ int train(const TrainFlags& flags) {
       return 2;
     }
   }
-  auto report = routing::train_router(options);
+  auto report = eval::train_router(options);
   if (!report) {
     std::cerr << "tandem router train: " << report.error().message << "\n";
     return 1;
   }
   const auto written =
-      routing::write_file_atomically(flags.out, report->weights_file.dump(2) + "\n");
+      eval::write_file_atomically(flags.out, report->weights_file.dump(2) + "\n");
   if (!written) {
     std::cerr << "tandem router train: " << written.error().message << "\n";
     return 1;
   }
   if (flags.json) {
-    auto out = routing::to_json(report.value());
+    auto out = eval::to_json(report.value());
     out["out"] = flags.out;
     std::cout << out.dump(2) << "\n";
   } else {
@@ -205,13 +205,13 @@ int eval(const EvalFlags& flags) {
     return 1;
   }
   const routing::ComplexityModel& model = *loaded ? **loaded : routing::ComplexityModel::builtin();
-  auto report = routing::evaluate_router(model, flags.data, flags.edge, flags.cloud);
+  auto report = eval::evaluate_router(model, flags.data, flags.edge, flags.cloud);
   if (!report) {
     std::cerr << "tandem router eval: " << report.error().message << "\n";
     return 1;
   }
   if (flags.json) {
-    auto out = routing::to_json(report.value());
+    auto out = eval::to_json(report.value());
     out["model"] = flags.model.empty() ? "builtin" : flags.model;
     out["version"] = model.version();
     std::cout << out.dump(2) << "\n";

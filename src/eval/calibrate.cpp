@@ -170,7 +170,7 @@ Result<CalibrateResult> calibrate(const std::vector<Sample>& samples,
     if (!s.confidence[kEdgeTier]) {
       continue;
     }
-    (routing::unit_interval(s.hash) < options.fit_share ? fit_rows : check_rows).push_back(&s);
+    (eval::unit_interval(s.hash) < options.fit_share ? fit_rows : check_rows).push_back(&s);
   }
   if (fit_rows.size() < 20) {
     return make_error(ErrorCode::kInvalidArgument,

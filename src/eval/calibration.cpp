@@ -190,13 +190,13 @@ std::vector<double> cross_fitted(const std::vector<Sample>& samples, TierIndex t
   for (size_t fold = 0; fold < kFolds; ++fold) {
     std::vector<const Sample*> train;
     for (const auto& s : samples) {
-      if (routing::fold_of(s.hash, kFolds) != fold) {
+      if (eval::fold_of(s.hash, kFolds) != fold) {
         train.push_back(&s);
       }
     }
     const Calibration c = fit_calibration(train, tier, options);
     for (size_t i = 0; i < samples.size(); ++i) {
-      if (routing::fold_of(samples[i].hash, kFolds) == fold) {
+      if (eval::fold_of(samples[i].hash, kFolds) == fold) {
         out[i] = gain ? escalation_gain(c, samples[i]) : p_good(c, samples[i], tier);
       }
     }

@@ -171,7 +171,7 @@ Result<OperatingPoint> operating_point(const config::GatewayConfig& config,
 // The evaluated files the classifier's weights were trained on (by file name, from the weights'
 // metadata), for the in-sample note; empty when none.
 std::string training_overlap(const routing::ComplexityModel& model,
-                             const std::vector<routing::TraceRow>& rows) {
+                             const std::vector<eval::TraceRow>& rows) {
   const auto& metadata = model.metadata();
   if (!metadata.is_object() || !metadata.contains("data") || !metadata["data"].is_array()) {
     return "";
@@ -340,7 +340,7 @@ Result<EvalReport> evaluate(const EvalOptions& options) {
   if (!router) {
     return router.error();
   }
-  auto rows = routing::load_trace_paths(options.data);
+  auto rows = eval::load_trace_paths(options.data);
   if (!rows) {
     return rows.error();
   }

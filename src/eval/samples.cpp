@@ -2,14 +2,14 @@
 
 namespace tandem::eval {
 
-Result<SampleSet> make_samples(const std::vector<routing::TraceRow>& rows,
+Result<SampleSet> make_samples(const std::vector<eval::TraceRow>& rows,
                                const SampleOptions& options, const routing::Router& router) {
   std::vector<std::pair<std::string, std::string>> roles = {{"edge", options.edge},
                                                             {"cloud", options.cloud}};
   if (!options.mid.empty()) {
     roles.emplace_back("mid", options.mid);
   }
-  if (auto present = routing::require_models(rows, roles); !present) {
+  if (auto present = eval::require_models(rows, roles); !present) {
     return present.error();
   }
   for (size_t i = 0; i < roles.size(); ++i) {
@@ -23,7 +23,7 @@ Result<SampleSet> make_samples(const std::vector<routing::TraceRow>& rows,
   }
   SampleSet set;
   set.rows_read = rows.size();
-  set.models = routing::models_in(rows);
+  set.models = eval::models_in(rows);
   const std::array<const std::string*, 3> names = {&options.edge, &options.mid, &options.cloud};
   for (const auto& row : rows) {
     Sample sample;
@@ -33,7 +33,7 @@ Result<SampleSet> make_samples(const std::vector<routing::TraceRow>& rows,
       if (names[tier]->empty()) {
         continue;
       }
-      const routing::ModelAnswer* answer = row.answer(*names[tier]);
+      const eval::ModelAnswer* answer = row.answer(*names[tier]);
       if (answer == nullptr) {
         complete = false;
         break;
@@ -58,9 +58,9 @@ Result<SampleSet> make_samples(const std::vector<routing::TraceRow>& rows,
                          (options.mid.empty() || sample.confidence[kMidTier]);
     sample.id = row.id;
     sample.task = row.task;
-    sample.hash = routing::row_hash(row.id, options.seed);
+    sample.hash = eval::row_hash(row.id, options.seed);
     routing::RouteInput input;
-    input.prompt = routing::prompt_view(row);
+    input.prompt = eval::prompt_view(row);
     const std::string text = row.system + "\n" + row.prompt;
     input.text = text;
     sample.signals = router.signals(input);

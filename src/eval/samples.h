@@ -13,7 +13,7 @@
 #include "common/result.h"
 #include "eval/curve.h"
 #include "routing/router.h"
-#include "routing/trace_data.h"
+#include "eval/trace_data.h"
 
 namespace tandem::eval {
 
@@ -33,7 +33,7 @@ enum TierIndex : size_t { kEdgeTier = 0, kMidTier = 1, kCloudTier = 2 };
 struct Sample {
   std::string id;
   std::string task;
-  uint64_t hash = 0;  // routing::row_hash(id, seed): splits and folds
+  uint64_t hash = 0;  // eval::row_hash(id, seed): splits and folds
   routing::QueryKind kind = routing::QueryKind::kOpen;
   double complexity = 0.5;
   routing::RouteSignals signals;  // for the configured policy (privacy, review rules...)
@@ -65,7 +65,7 @@ struct SampleSet {
 
 // Builds the samples with the router `router` (its classifier, privacy scanner, rules).
 // Errors: a model absent from the data (listing those present), no usable row.
-Result<SampleSet> make_samples(const std::vector<routing::TraceRow>& rows,
+Result<SampleSet> make_samples(const std::vector<eval::TraceRow>& rows,
                                const SampleOptions& options, const routing::Router& router);
 
 std::vector<Outcome> outcomes(const std::vector<Sample>& samples);

@@ -1,6 +1,6 @@
 #include "eval/server_traces.h"
 
-#include "routing/trace_data.h"
+#include "eval/trace_data.h"
 
 namespace tandem::eval {
 
@@ -19,7 +19,7 @@ ServerSamples samples_from_traces(const std::vector<store::TraceRecord>& records
     Sample s;
     s.id = r.request_id.empty() ? "trace-" + std::to_string(r.id) : r.request_id;
     s.task = r.label_source;
-    s.hash = routing::row_hash(s.id, seed);
+    s.hash = eval::row_hash(s.id, seed);
     s.kind = routing::parse_query_kind(r.kind).value_or(routing::QueryKind::kOpen);
     s.complexity = r.complexity;
     s.score[kEdgeTier] = *r.edge_good ? 1.0 : 0.0;

@@ -21,7 +21,7 @@ std::vector<Sample> synthetic(size_t n, uint64_t seed) {
   for (size_t i = 0; i < n; ++i) {
     Sample s;
     s.id = "q" + std::to_string(i);
-    s.hash = routing::row_hash(s.id, 0);
+    s.hash = eval::row_hash(s.id, 0);
     // Two kinds with different cloud quality, so that per-kind thresholds can matter.
     s.kind = i % 2 ? routing::QueryKind::kMath : routing::QueryKind::kFactoid;
     const double c = confidence(random);

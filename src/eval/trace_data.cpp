@@ -1,4 +1,4 @@
-#include "routing/trace_data.h"
+#include "eval/trace_data.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -11,7 +11,11 @@
 #include "common/hash.h"
 #include "common/json_depth.h"
 
-namespace tandem::routing {
+namespace tandem::eval {
+
+// The per-request routing code this offline work drives.
+using namespace routing;  // NOLINT(google-build-using-namespace)
+
 namespace {
 
 Error data_error(const std::string& where, const std::string& what) {
@@ -252,4 +256,4 @@ Status require_models(const std::vector<TraceRow>& rows,
   return {};
 }
 
-}  // namespace tandem::routing
+}  // namespace tandem::eval

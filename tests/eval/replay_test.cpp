@@ -1,11 +1,13 @@
 // Replay: recorded requests decided again under a new configuration, with hand-made records
 // (the store and the gateway are not involved: tests/cli covers `tandem replay` end to end).
 
-#include "routing/replay.h"
+#include "eval/replay.h"
 
 #include <gtest/gtest.h>
 
-namespace tandem::routing {
+namespace tandem::eval {
+
+using namespace routing;  // NOLINT(google-build-using-namespace): the policy types replayed
 namespace {
 
 config::RoutingConfig cascade_config() {
@@ -311,4 +313,4 @@ TEST(Replay, ChangesAreCountedAllButListedUpToTheLimit) {
 }
 
 }  // namespace
-}  // namespace tandem::routing
+}  // namespace tandem::eval

@@ -1,4 +1,4 @@
-#include "routing/router_training.h"
+#include "eval/router_training.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -13,7 +13,11 @@
 
 #include "common/time_text.h"
 
-namespace tandem::routing {
+namespace tandem::eval {
+
+// The per-request routing code this offline work drives.
+using namespace routing;  // NOLINT(google-build-using-namespace)
+
 namespace {
 
 constexpr size_t kParams = kFeatureCount + 1;  // bias first, then one weight per feature
@@ -687,4 +691,4 @@ Status write_file_atomically(const std::string& path, std::string_view content) 
   return {};
 }
 
-}  // namespace tandem::routing
+}  // namespace tandem::eval

@@ -20,9 +20,12 @@
 #include "common/result.h"
 #include "routing/complexity_model.h"
 #include "routing/prompt_features.h"
-#include "routing/trace_data.h"
+#include "eval/trace_data.h"
 
-namespace tandem::routing {
+namespace tandem::eval {
+
+using routing::ComplexityModel;
+using routing::PromptFeatures;
 
 struct TrainingOptions {
   std::vector<std::string> data_files;
@@ -112,4 +115,4 @@ nlohmann::ordered_json to_json(const TrainingReport& report);
 // readers never see half a file.
 Status write_file_atomically(const std::string& path, std::string_view content);
 
-}  // namespace tandem::routing
+}  // namespace tandem::eval

@@ -17,7 +17,9 @@
 #include "common/result.h"
 #include "routing/prompt_features.h"
 
-namespace tandem::routing {
+namespace tandem::eval {
+
+using routing::PromptView;
 
 // One model's answer to a trace query.
 struct ModelAnswer {
@@ -73,4 +75,4 @@ std::vector<std::string> models_in(const std::vector<TraceRow>& rows);
 Status require_models(const std::vector<TraceRow>& rows,
                       const std::vector<std::pair<std::string, std::string>>& roles);
 
-}  // namespace tandem::routing
+}  // namespace tandem::eval

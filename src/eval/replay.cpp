@@ -1,10 +1,14 @@
-#include "routing/replay.h"
+#include "eval/replay.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <utility>
 
-namespace tandem::routing {
+namespace tandem::eval {
+
+// The per-request routing code this offline work drives.
+using namespace routing;  // NOLINT(google-build-using-namespace)
+
 namespace {
 
 using nlohmann::json;
@@ -366,4 +370,4 @@ json to_json(const ReplayReport& report) {
   };
 }
 
-}  // namespace tandem::routing
+}  // namespace tandem::eval

@@ -34,7 +34,13 @@
 #include "routing/policy.h"
 #include "routing/router.h"
 
-namespace tandem::routing {
+namespace tandem::eval {
+
+using routing::ConfidenceSnapshot;
+using routing::QueryKind;
+using routing::RequestHints;
+using routing::RouteSignals;
+using routing::Router;
 
 // One recorded request, as its trace kept it.
 struct RecordedRequest {
@@ -129,4 +135,4 @@ class Replayer {
 
 nlohmann::json to_json(const ReplayReport& report);
 
-}  // namespace tandem::routing
+}  // namespace tandem::eval

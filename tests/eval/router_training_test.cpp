@@ -1,0 +1,316 @@
+#include "eval/router_training.h"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+namespace tandem::eval {
+namespace {
+
+using routing::ComplexityModel;
+using routing::PromptFeatures;
+using routing::PromptView;
+using routing::feature_index;
+using routing::kFeatureCount;
+
+PromptFeatures of(std::string_view user) {
+  PromptView view;
+  view.last_user = user;
+  view.total_chars = user.size();
+  return routing::extract_features(view);
+}
+
+// The sample lives in the repository (how it was drawn: docs/ROUTER_TRAINING.md, "Test data"), so
+// the tests do not depend on ../shared.
+constexpr const char* kSampleTraces = TANDEM_SOURCE_DIR "/tests/data/routing/sample-traces.jsonl";
+
+class TempDir {
+ public:
+  TempDir() {
+    const auto* info = testing::UnitTest::GetInstance()->current_test_info();
+    path_ = std::filesystem::temp_directory_path() /
+            (std::string("tandem-routing-") + info->name() + "-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  std::string file(const std::string& name, const std::string& content) const {
+    auto path = (path_ / name).string();
+    std::ofstream(path, std::ios::binary) << content;
+    return path;
+  }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+
+// ---- RouterTraining ----------------------------------------------------------------------
+
+TrainingOptions sample_options() {
+  TrainingOptions options;
+  options.data_files = {kSampleTraces};
+  options.edge = "llama3.1-8b";
+  options.cloud = "llama3.1-405b";
+  return options;
+}
+
+TEST(RouterTraining, LoadsTraceRows) {
+  auto rows = load_traces(kSampleTraces);
+  ASSERT_TRUE(rows.ok()) << rows.error().message;
+  ASSERT_EQ(rows->size(), 555u);
+  const auto& first = rows->front();
+  EXPECT_EQ(first.id, "gsm8k/llama/train/0");
+  EXPECT_FALSE(first.system.empty());
+  EXPECT_EQ(first.score("llama3.1-8b"), 1.0);
+  EXPECT_FALSE(first.score("gpt-4o").has_value());
+  EXPECT_NE(first.location.find("sample-traces.jsonl:1"), std::string::npos);
+  const auto& last = rows->back();  // RouteLLM rows have "system": null
+  EXPECT_TRUE(last.system.empty());
+  EXPECT_TRUE(last.score("gpt-4-1106-preview").has_value());
+}
+
+TEST(RouterTraining, TrainsOnTheSampleWithExpectedCounts) {
+  auto report = train_router(sample_options());
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  // 495 cascade-llama rows have both models; the 60 RouteLLM rows have neither.
+  EXPECT_EQ(report->rows_read, 555u);
+  EXPECT_EQ(report->rows_used, 495u);
+  EXPECT_EQ(report->rows_skipped, 60u);
+  EXPECT_EQ(report->train.rows + report->holdout.rows, 495u);
+  EXPECT_GT(report->holdout.rows, 60u);
+  EXPECT_LT(report->holdout.rows, 140u);
+  const double positives = report->train.base_rate * static_cast<double>(report->train.rows) +
+                           report->holdout.base_rate * static_cast<double>(report->holdout.rows);
+  EXPECT_NEAR(positives, 96.0, 1e-6);  // rows where the 405B scores higher than the 8B
+  EXPECT_GT(report->train.auc, 0.5);
+  EXPECT_TRUE(std::isfinite(report->holdout.auc));
+  EXPECT_TRUE(std::isfinite(report->holdout.log_loss));
+  EXPECT_FALSE(report->l2_search.empty());
+  EXPECT_EQ(report->holdout_routing.points.size(), 5u);
+  for (const auto& point : report->holdout_routing.points) {
+    EXPECT_GE(point.cloud_share, 0.0);
+    EXPECT_LE(point.cloud_share, 1.0);
+    EXPECT_GE(point.quality, 0.0);
+    EXPECT_LE(point.quality, 1.0);
+  }
+  EXPECT_EQ(report->top_features.size(), 10u);
+  // log_turns and log_history_chars never vary in single-turn traces.
+  EXPECT_NE(
+      std::find(report->constant_features.begin(), report->constant_features.end(), "log_turns"),
+      report->constant_features.end());
+
+  // The weights file is what ComplexityModel reads, with the training's metadata.
+  auto model = ComplexityModel::parse(report->weights_file.dump(), "trained.json");
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  EXPECT_EQ(model->version(), report->model->version());
+  nlohmann::json metadata = model->metadata();  // a copy: [] on a missing key gives null
+  EXPECT_EQ(metadata["edge"], "llama3.1-8b");
+  EXPECT_EQ(metadata["cloud"], "llama3.1-405b");
+  EXPECT_EQ(metadata["rows"]["used"], 495);
+  EXPECT_EQ(metadata["rows"]["skipped"], 60);
+  EXPECT_EQ(metadata["thresholds"].size(), 5u);
+  EXPECT_EQ(metadata["feature_names"].size(), kFeatureCount);
+  EXPECT_TRUE(metadata.contains("created_at"));
+  EXPECT_EQ(metadata["version"], std::string(model->version()));
+
+  const auto json = to_json(report.value());
+  EXPECT_EQ(json["rows"]["skipped"], 60);
+  EXPECT_EQ(json["holdout_routing"]["thresholds"].size(), 5u);
+}
+
+TEST(RouterTraining, IsDeterministic) {
+  auto a = train_router(sample_options());
+  auto b = train_router(sample_options());
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->model->weights(), b->model->weights());
+  EXPECT_EQ(a->model->bias(), b->model->bias());
+  EXPECT_EQ(a->model->means(), b->model->means());
+  EXPECT_EQ(a->model->version(), b->model->version());
+  EXPECT_EQ(a->l2, b->l2);
+  EXPECT_EQ(a->holdout.rows, b->holdout.rows);
+
+  auto options = sample_options();
+  options.seed = 7;  // another split: other rows held out
+  auto c = train_router(options);
+  ASSERT_TRUE(c.ok());
+  EXPECT_NE(a->model->version(), c->model->version());
+}
+
+TEST(RouterTraining, GivenL2SkipsTheSearchAndShrinksWeights) {
+  auto options = sample_options();
+  options.l2 = 1.0;
+  auto weak = train_router(options);
+  options.l2 = 1e6;
+  auto strong = train_router(options);
+  ASSERT_TRUE(weak.ok() && strong.ok());
+  EXPECT_TRUE(weak->l2_search.empty());
+  EXPECT_EQ(weak->l2, 1.0);
+  double weak_norm = 0;
+  double strong_norm = 0;
+  for (size_t i = 0; i < kFeatureCount; ++i) {
+    weak_norm += weak->model->weights()[i] * weak->model->weights()[i];
+    strong_norm += strong->model->weights()[i] * strong->model->weights()[i];
+  }
+  EXPECT_LT(strong_norm, weak_norm / 100);
+}
+
+TEST(RouterTraining, RecoversAPlantedSignal) {
+  // The cloud is needed exactly when the prompt asks for a proof: the fit must find it.
+  TempDir dir;
+  std::ostringstream traces;
+  for (int i = 0; i < 400; ++i) {
+    const bool hard = i % 4 == 0;
+    const std::string prompt = hard ? "Prove the lemma number " + std::to_string(i) + "."
+                                    : "Tell me about item number " + std::to_string(i) + ".";
+    traces << nlohmann::json{{"id", "planted/" + std::to_string(i)},
+                             {"prompt", prompt},
+                             {"models",
+                              {{"small", {{"score", hard ? 0.0 : 1.0}}},
+                               {"big", {{"score", 1.0}}}}}}
+                  .dump()
+           << "\n";
+  }
+  TrainingOptions options;
+  options.data_files = {dir.file("planted.jsonl", traces.str())};
+  options.edge = "small";
+  options.cloud = "big";
+  auto report = train_router(options);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_GT(report->holdout.auc, 0.99);
+  EXPECT_GT(report->model->weights()[feature_index("hard_task_cues")], 0.0);
+  EXPECT_GT(report->model->score(of("Prove the lemma number 9999.")), 0.5);
+  EXPECT_LT(report->model->score(of("Tell me about item number 9999.")), 0.5);
+  // Routing the top quarter to the cloud recovers the whole gap.
+  bool found = false;
+  for (const auto& point : report->holdout_routing.points) {
+    if (point.target_share == 0.3) {
+      found = true;
+      EXPECT_NEAR(point.quality, 1.0, 1e-12);
+      EXPECT_NEAR(point.gap_recovered, 1.0, 1e-12);
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST(RouterTraining, MalformedLinesNameFileAndLine) {
+  TempDir dir;
+  const std::string good =
+      R"({"id": "a", "prompt": "p", "models": {"e": {"score": 1}, "c": {"score": 0}}})";
+  const auto check = [&](const std::string& bad, const std::string& expected) {
+    const auto path = dir.file("bad.jsonl", good + "\n\n" + bad + "\n");
+    auto rows = load_traces(path);
+    ASSERT_FALSE(rows.ok()) << bad;
+    EXPECT_EQ(rows.error().message.rfind(path + ":3: ", 0), 0u) << rows.error().message;
+    EXPECT_NE(rows.error().message.find(expected), std::string::npos) << rows.error().message;
+  };
+  check("{not json", "invalid JSON");
+  check(R"({"prompt": "p", "models": {}})", "id: missing");
+  check(R"({"id": "b", "models": {}})", "prompt: missing");
+  check(R"({"id": "b", "prompt": "p"})", "models: missing");
+  check(R"({"id": "b", "prompt": "p", "system": 3, "models": {}})", "system: must be");
+  check(R"({"id": "b", "prompt": "p", "models": {"e": {"correct": 1}}})",
+        "models.e.score: missing");
+  check(R"({"id": "b", "prompt": "p", "models": {"e": {"score": "high"}}})",
+        "models.e.score: must be a number");
+  // Found by the routing_traces fuzz target: scores outside [0, 1] were accepted.
+  check(R"({"id": "b", "prompt": "p", "models": {"e": {"score": 10}}})",
+        "models.e.score: must be a number in [0, 1], got 10");
+  check("[1, 2, 3]", "expected a JSON object");
+
+  // Training passes the same message through.
+  TrainingOptions options;
+  options.data_files = {dir.file("bad2.jsonl", good + "\n{oops\n")};
+  options.edge = "e";
+  options.cloud = "c";
+  auto report = train_router(options);
+  ASSERT_FALSE(report.ok());
+  EXPECT_NE(report.error().message.find("bad2.jsonl:2: invalid JSON"), std::string::npos)
+      << report.error().message;
+
+  options.data_files = {(dir.path() / "missing.jsonl").string()};
+  report = train_router(options);
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.error().code, ErrorCode::kNotFound);
+}
+
+TEST(RouterTraining, UnknownModelListsTheModelsPresent) {
+  auto options = sample_options();
+  options.edge = "gpt-5-nano";
+  auto report = train_router(options);
+  ASSERT_FALSE(report.ok());
+  const auto& message = report.error().message;
+  EXPECT_NE(message.find("edge model 'gpt-5-nano' is not in the data"), std::string::npos)
+      << message;
+  for (const char* present :
+       {"gpt-4-1106-preview", "llama3.1-405b", "llama3.1-70b", "llama3.1-8b", "llama3.2-1b",
+        "llama3.2-3b", "mistralai/Mixtral-8x7B-Instruct-v0.1"}) {
+    EXPECT_NE(message.find(present), std::string::npos) << present << " in " << message;
+  }
+
+  options = sample_options();
+  options.cloud = "llama3.1-8b";
+  report = train_router(options);
+  ASSERT_FALSE(report.ok());
+  EXPECT_NE(report.error().message.find("the same"), std::string::npos);
+
+  options = sample_options();
+  options.holdout = 1.5;
+  EXPECT_FALSE(train_router(options).ok());
+}
+
+TEST(RouterTraining, OneClassLabelsAreAnError) {
+  TempDir dir;
+  std::ostringstream traces;
+  for (int i = 0; i < 50; ++i) {
+    traces << R"({"id": ")" << i << R"(", "prompt": "q", "models": {"e": {"score": 1}, )"
+           << R"("c": {"score": 1}}})"
+           << "\n";
+  }
+  TrainingOptions options;
+  options.data_files = {dir.file("ties.jsonl", traces.str())};
+  options.edge = "e";
+  options.cloud = "c";
+  auto report = train_router(options);
+  ASSERT_FALSE(report.ok());
+  EXPECT_NE(report.error().message.find("never"), std::string::npos) << report.error().message;
+}
+
+TEST(RouterTraining, EvaluatesAModelOnOtherPairs) {
+  auto report = evaluate_router(ComplexityModel::builtin(), {kSampleTraces},
+                                "mistralai/Mixtral-8x7B-Instruct-v0.1", "gpt-4-1106-preview");
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_EQ(report->rows_read, 555u);
+  EXPECT_EQ(report->metrics.rows, 60u);
+  EXPECT_EQ(report->rows_skipped, 495u);
+  // The builtin model's suggested thresholds are used as they are.
+  EXPECT_EQ(
+      report->points.size(),
+      ComplexityModel::builtin().metadata().value("thresholds", nlohmann::json::array()).size());
+  EXPECT_LE(report->all_edge_quality, 1.0);
+  EXPECT_EQ(to_json(report.value())["rows"]["used"], 60);
+}
+
+TEST(RouterTraining, WritesFilesAtomically) {
+  TempDir dir;
+  const auto path = (dir.path() / "weights.json").string();
+  ASSERT_TRUE(write_file_atomically(path, "first").ok());
+  ASSERT_TRUE(write_file_atomically(path, "second").ok());
+  std::ifstream in(path);
+  std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(content, "second");
+  size_t files = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    ++files;
+  }
+  EXPECT_EQ(files, 1u);  // no temporary left behind
+  EXPECT_FALSE(write_file_atomically((dir.path() / "no/such/dir/w.json").string(), "x").ok());
+}
+
+}  // namespace
+}  // namespace tandem::eval
