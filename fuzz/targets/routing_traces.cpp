@@ -9,10 +9,10 @@
 #include <string>
 
 #include "eval/samples.h"
+#include "eval/trace_data.h"
 #include "fuzz/fuzz_targets.h"
 #include "fuzz/property_check.h"
 #include "routing/router.h"
-#include "eval/trace_data.h"
 
 namespace tandem::fuzz {
 namespace {

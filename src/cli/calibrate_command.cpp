@@ -11,8 +11,8 @@
 #include "cli/commands.h"
 #include "config/config_editor.h"
 #include "eval/calibrate.h"
-#include "eval/server_traces.h"
 #include "eval/router_training.h"
+#include "eval/server_traces.h"
 
 namespace tandem::cli {
 namespace {

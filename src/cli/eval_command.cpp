@@ -6,8 +6,8 @@
 
 #include "cli/commands.h"
 #include "eval/evaluate.h"
-#include "eval/svg_plot.h"
 #include "eval/router_training.h"
+#include "eval/svg_plot.h"
 
 namespace tandem::cli {
 namespace {

@@ -131,8 +131,7 @@ int train(const TrainFlags& flags) {
     std::cerr << "tandem router train: " << report.error().message << "\n";
     return 1;
   }
-  const auto written =
-      eval::write_file_atomically(flags.out, report->weights_file.dump(2) + "\n");
+  const auto written = eval::write_file_atomically(flags.out, report->weights_file.dump(2) + "\n");
   if (!written) {
     std::cerr << "tandem router train: " << written.error().message << "\n";
     return 1;

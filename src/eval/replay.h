@@ -39,8 +39,8 @@ namespace tandem::eval {
 using routing::ConfidenceSnapshot;
 using routing::QueryKind;
 using routing::RequestHints;
-using routing::RouteSignals;
 using routing::Router;
+using routing::RouteSignals;
 
 // One recorded request, as its trace kept it.
 struct RecordedRequest {

@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "common/result.h"
+#include "eval/trace_data.h"
 #include "routing/complexity_model.h"
 #include "routing/prompt_features.h"
-#include "eval/trace_data.h"
 
 namespace tandem::eval {
 

@@ -12,8 +12,8 @@
 
 #include "common/result.h"
 #include "eval/curve.h"
-#include "routing/router.h"
 #include "eval/trace_data.h"
+#include "routing/router.h"
 
 namespace tandem::eval {
 

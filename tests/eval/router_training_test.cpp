@@ -12,10 +12,10 @@ namespace tandem::eval {
 namespace {
 
 using routing::ComplexityModel;
-using routing::PromptFeatures;
-using routing::PromptView;
 using routing::feature_index;
 using routing::kFeatureCount;
+using routing::PromptFeatures;
+using routing::PromptView;
 
 PromptFeatures of(std::string_view user) {
   PromptView view;
@@ -48,7 +48,6 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
-
 
 // ---- RouterTraining ----------------------------------------------------------------------
 

@@ -9,7 +9,6 @@
 
 #include <gtest/gtest.h>
 
-
 namespace tandem::routing {
 namespace {
 
@@ -46,7 +45,6 @@ std::string parse_error(const std::string& text) {
   EXPECT_FALSE(parsed.ok());
   return parsed.ok() ? std::string() : parsed.error().message;
 }
-
 
 // ---- ComplexityModel ---------------------------------------------------------------------
 
