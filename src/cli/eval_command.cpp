@@ -23,6 +23,7 @@ struct EvalFlags {
   std::string title;
   bool edge_cost_zero = false;
   bool by_task = false;
+  bool left_out_tasks = false;
   bool json = false;
 };
 
@@ -35,6 +36,7 @@ int run_eval(const EvalFlags& flags) {
   options.policy = flags.policy;
   options.edge_cost_zero = flags.edge_cost_zero;
   options.by_task = flags.by_task;
+  options.left_out_tasks = flags.left_out_tasks;
   if (!flags.config.empty()) {
     auto config = config::load_config(flags.config);
     if (!config) {
@@ -86,7 +88,7 @@ std::function<int()> add_eval_command(CLI::App& app) {
   cmd->add_option("--cloud", flags->cloud, "the cloud model's name in the traces")->required();
   cmd->add_option("--mid", flags->mid, "a middle tier: also evaluate the three-tier cascade");
   cmd->add_option("--policy", flags->policy,
-                  "one policy: confidence, learned, classifier, combined, random or oracle "
+                  "one policy: confidence, learned, classifier, combined, length, random or oracle "
                   "(default: all)");
   cmd->add_option("--config", flags->config,
                   "a gateway configuration: its classifier is used and its thresholds' operating "
@@ -96,6 +98,9 @@ std::function<int()> add_eval_command(CLI::App& app) {
   cmd->add_flag("--edge-cost-zero", flags->edge_cost_zero,
                 "count the edge's answers as free (on-device) instead of the traces' prices");
   cmd->add_flag("--by-task", flags->by_task, "also report each task of the traces on its own");
+  cmd->add_flag("--left-out-tasks", flags->left_out_tasks,
+                "cross-fit the learned policies leaving one task out, instead of 5 folds by row "
+                "id: their figures on tasks they have not seen");
   cmd->add_flag("--json", flags->json, "print one JSON object");
   return [flags] { return run_eval(*flags); };
 }

@@ -18,8 +18,12 @@ struct TrainFlags {
   std::vector<std::string> data;
   std::string edge;
   std::string cloud;
+  std::vector<std::string> pairs;
   std::string out;
+  std::string prior;
   std::string l2 = "auto";
+  size_t max_slice_rows = 2000;
+  size_t slice_weight_rows = 500;
   double holdout = 0.2;
   uint64_t seed = 0;
   bool json = false;
@@ -38,8 +42,47 @@ struct EvalFlags {
   std::vector<std::string> data;
   std::string edge;
   std::string cloud;
+  std::vector<std::string> pairs;
   bool json = false;
 };
+
+// --edge/--cloud, then each --pair EDGE,CLOUD, in that order: a row is labelled by the first
+// pair it has both models of. Empty (after printing why) when none is usable.
+std::vector<eval::ModelPair> model_pairs(const std::string& edge, const std::string& cloud,
+                                         const std::vector<std::string>& pairs,
+                                         const char* command) {
+  std::vector<eval::ModelPair> out;
+  if (!edge.empty() || !cloud.empty()) {
+    if (edge.empty() || cloud.empty()) {
+      std::cerr << "tandem router " << command << ": --edge and --cloud go together\n";
+      return {};
+    }
+    out.push_back({edge, cloud});
+  }
+  for (const auto& pair : pairs) {
+    const size_t comma = pair.find(',');
+    if (comma == std::string::npos || comma == 0 || comma + 1 == pair.size() ||
+        pair.find(',', comma + 1) != std::string::npos) {
+      std::cerr << "tandem router " << command << ": --pair: expected EDGE,CLOUD, got '" << pair
+                << "'\n";
+      return {};
+    }
+    out.push_back({pair.substr(0, comma), pair.substr(comma + 1)});
+  }
+  if (out.empty()) {
+    std::cerr << "tandem router " << command
+              << ": no model pair: give --edge and --cloud, or --pair EDGE,CLOUD\n";
+  }
+  return out;
+}
+
+std::string describe(const std::vector<eval::ModelPair>& pairs) {
+  std::string out;
+  for (const auto& pair : pairs) {
+    out += (out.empty() ? "" : "; ") + pair.edge + " -> " + pair.cloud;
+  }
+  return out;
+}
 
 std::string fixed(double value, int digits = 3) {
   if (!std::isfinite(value)) {
@@ -65,23 +108,71 @@ void print_routing(const eval::EvaluationReport& report) {
   }
 }
 
+std::string l2_text(double l2) {
+  return std::isinf(l2) ? std::string("prior-only") : fixed(l2, 0);
+}
+
+void print_left_out(const eval::LeftOutReport& report, const eval::LeftOutReport* prior) {
+  if (report.slices.empty()) {
+    return;
+  }
+  std::printf(
+      "left out one %s at a time (fitted on the rest; APGR on the left-out rows; random 0.500;"
+      " '*' = below the best baseline; slices under %zu rows not counted):\n",
+      report.by.c_str(), eval::kMinSliceRows);
+  std::printf("  %-44s %6s %5s %7s %7s %7s %7s\n", "source / task", "rows", "net", "router",
+              prior != nullptr ? "prior" : "", "length", "best");
+  for (size_t i = 0; i < report.slices.size(); ++i) {
+    const auto& slice = report.slices[i];
+    auto text = [](const std::optional<double>& value) {
+      return value ? fixed(*value) : std::string("n/a");
+    };
+    const std::string prior_text =
+        prior != nullptr && i < prior->slices.size() ? text(prior->slices[i].model) : "";
+    const bool below = slice.counted() && *slice.model < *slice.best_baseline();
+    std::printf("  %-44s %6zu %5ld %7s %7s %7s %7s%s%s\n",
+                (slice.source + " / " + slice.task).substr(0, 44).c_str(), slice.rows,
+                slice.net_gap_rows, text(slice.model).c_str(), prior_text.c_str(),
+                text(slice.length).c_str(), text(slice.best_baseline()).c_str(), below ? " *" : "",
+                slice.counted() ? "" : " (not counted)");
+  }
+  for (size_t i = 0; i < report.mixed.size(); ++i) {
+    const auto& slice = report.mixed[i];
+    auto text = [](const std::optional<double>& value) {
+      return value ? fixed(*value) : std::string("n/a");
+    };
+    const std::string prior_text =
+        prior != nullptr && i < prior->mixed.size() ? text(prior->mixed[i].model) : "";
+    std::printf("  %-44s %6zu %5ld %7s %7s %7s %7s  (mixed traffic)\n",
+                (slice.source + " / all tasks").substr(0, 44).c_str(), slice.rows,
+                slice.net_gap_rows, text(slice.model).c_str(), prior_text.c_str(),
+                text(slice.length).c_str(), text(slice.best_baseline()).c_str());
+  }
+  std::printf(
+      "  mean over %zu slices: router %s, length %s, best baseline %s; router >= best baseline "
+      "on %zu of %zu\n",
+      report.counted, fixed(report.mean_model).c_str(), fixed(report.mean_length).c_str(),
+      fixed(report.mean_best_baseline).c_str(), report.at_least_baseline, report.counted);
+}
+
 void print_training(const eval::TrainingReport& report, const std::string& out) {
-  std::printf("edge %s, cloud %s; label: the cloud's score is higher than the edge's\n",
-              report.options.edge.c_str(), report.options.cloud.c_str());
+  std::printf("pairs %s; label: the cloud's score is higher than the edge's; prior %s\n",
+              describe(report.options.pairs).c_str(), report.prior_source.c_str());
   std::printf("rows: %zu read, %zu used, %zu skipped (missing a model); %zu train, %zu holdout\n",
               report.rows_read, report.rows_used, report.rows_skipped, report.train.rows,
               report.holdout.rows);
   std::printf("base rate (cloud needed): train %s, holdout %s\n",
               fixed(report.train.base_rate).c_str(), fixed(report.holdout.base_rate).c_str());
-  if (report.l2_search.empty()) {
-    std::printf("l2: %g (given)\n", report.l2);
-  } else {
-    std::printf("l2: %g, chosen by 5-fold cross-validation on the training split:\n", report.l2);
-    for (const auto& candidate : report.l2_search) {
-      std::printf("  l2 %-7g cv log-loss %s  cv AUC %s\n", candidate.l2,
-                  fixed(candidate.cv_log_loss, 4).c_str(), fixed(candidate.cv_auc).c_str());
-    }
+  std::printf("l2 (toward the prior): %s, %s\n", l2_text(report.l2).c_str(),
+              report.l2_selection.c_str());
+  for (const auto& candidate : report.l2_search) {
+    std::printf("  l2 %-10s left-out tasks mean APGR %s  cv log-loss %s  cv AUC %s\n",
+                l2_text(candidate.l2).c_str(), fixed(candidate.left_out_apgr).c_str(),
+                fixed(candidate.cv_log_loss, 4).c_str(), fixed(candidate.cv_auc).c_str());
   }
+  print_left_out(report.left_out_task, &report.left_out_task_prior);
+  print_left_out(report.left_out_source, nullptr);
+  std::printf("in distribution (fitted on the training split, measured on the holdout):\n");
   std::printf("%-9s %-6s %s\n", "", "AUC", "log-loss");
   std::printf("%-9s %-6s %s\n", "train", fixed(report.train.auc).c_str(),
               fixed(report.train.log_loss, 4).c_str());
@@ -97,7 +188,7 @@ void print_training(const eval::TrainingReport& report, const std::string& out) 
     std::printf("  %-20s %+.3f\n", name.c_str(), weight);
   }
   if (!report.constant_features.empty()) {
-    std::printf("constant in the training data (weight 0):");
+    std::printf("constant in the training data (the prior's weight kept):");
     for (const auto& name : report.constant_features) {
       std::printf(" %s", name.c_str());
     }
@@ -109,11 +200,18 @@ void print_training(const eval::TrainingReport& report, const std::string& out) 
 int train(const TrainFlags& flags) {
   eval::TrainingOptions options;
   options.data_files = flags.data;
-  options.edge = flags.edge;
-  options.cloud = flags.cloud;
+  options.pairs = model_pairs(flags.edge, flags.cloud, flags.pairs, "train");
+  if (options.pairs.empty()) {
+    return 2;
+  }
+  options.prior = flags.prior;
   options.holdout = flags.holdout;
   options.seed = flags.seed;
-  if (flags.l2 != "auto") {
+  options.max_slice_rows = flags.max_slice_rows;
+  options.slice_weight_rows = flags.slice_weight_rows;
+  if (flags.l2 == "prior-only") {
+    options.l2 = eval::kPriorOnly;
+  } else if (flags.l2 != "auto") {
     try {
       size_t used = 0;
       options.l2 = std::stod(flags.l2, &used);
@@ -121,8 +219,8 @@ int train(const TrainFlags& flags) {
         throw std::invalid_argument(flags.l2);
       }
     } catch (const std::exception&) {
-      std::cerr << "tandem router train: --l2: expected a number or 'auto', got '" << flags.l2
-                << "'\n";
+      std::cerr << "tandem router train: --l2: expected a number, 'auto' or 'prior-only', got '"
+                << flags.l2 << "'\n";
       return 2;
     }
   }
@@ -204,7 +302,11 @@ int eval(const EvalFlags& flags) {
     return 1;
   }
   const routing::ComplexityModel& model = *loaded ? **loaded : routing::ComplexityModel::builtin();
-  auto report = eval::evaluate_router(model, flags.data, flags.edge, flags.cloud);
+  const auto pairs = model_pairs(flags.edge, flags.cloud, flags.pairs, "eval");
+  if (pairs.empty()) {
+    return 2;
+  }
+  auto report = eval::evaluate_router(model, flags.data, pairs);
   if (!report) {
     std::cerr << "tandem router eval: " << report.error().message << "\n";
     return 1;
@@ -216,9 +318,9 @@ int eval(const EvalFlags& flags) {
     std::cout << out.dump(2) << "\n";
     return 0;
   }
-  std::printf("model %s (version %s); edge %s, cloud %s\n",
+  std::printf("model %s (version %s); pairs %s\n",
               flags.model.empty() ? "builtin" : flags.model.c_str(),
-              std::string(model.version()).c_str(), flags.edge.c_str(), flags.cloud.c_str());
+              std::string(model.version()).c_str(), describe(pairs).c_str());
   std::printf("rows: %zu read, %zu used, %zu skipped (missing a model)\n", report->rows_read,
               report->metrics.rows, report->rows_skipped);
   std::printf("base rate (cloud needed) %s, AUC %s, log-loss %s\n",
@@ -227,6 +329,15 @@ int eval(const EvalFlags& flags) {
   std::printf("routing at the model's suggested thresholds:\n");
   print_routing(report.value());
   return 0;
+}
+
+void add_pair_options(CLI::App& command, std::string& edge, std::string& cloud,
+                      std::vector<std::string>& pairs) {
+  command.add_option("--edge", edge, "The edge model's name in the traces");
+  command.add_option("--cloud", cloud, "The cloud model's name in the traces");
+  command.add_option("--pair", pairs,
+                     "Another EDGE,CLOUD pair for rows without the first (repeat for several "
+                     "sources)");
 }
 
 }  // namespace
@@ -241,19 +352,28 @@ std::function<int()> add_router_command(CLI::App& app) {
 
   CLI::App* train_cmd = router->add_subcommand(
       "train",
-      "Fit the complexity classifier on routing traces (JSONL, 'routing trace v1') for one "
-      "edge/cloud model pair and write its weights");
+      "Fit the complexity classifier on routing traces (JSONL, 'routing trace v1') from the "
+      "framework's prior, report it on left-out tasks and sources, and write its weights");
   train_cmd->add_option("--data", train_flags->data, "Trace file (repeat for several)")
       ->required()
       ->check(CLI::ExistingFile);
-  train_cmd->add_option("--edge", train_flags->edge, "The edge model's name in the traces")
-      ->required();
-  train_cmd->add_option("--cloud", train_flags->cloud, "The cloud model's name in the traces")
-      ->required();
+  add_pair_options(*train_cmd, train_flags->edge, train_flags->cloud, train_flags->pairs);
   train_cmd->add_option("--out", train_flags->out, "Where to write the weights (JSON)")->required();
+  train_cmd->add_option("--prior", train_flags->prior,
+                        "Prior file (default: the shipped models/router/prior.json); 'none': "
+                        "regularise toward 0");
   train_cmd
       ->add_option("--l2", train_flags->l2,
-                   "L2 penalty on the weights, or 'auto': chosen by 5-fold cross-validation")
+                   "L2 penalty toward the prior, 'prior-only', or 'auto': chosen by the mean APGR "
+                   "on left-out tasks")
+      ->capture_default_str();
+  train_cmd
+      ->add_option("--max-slice-rows", train_flags->max_slice_rows,
+                   "Rows of one source's task used (chosen by hash); 0: all")
+      ->capture_default_str();
+  train_cmd
+      ->add_option("--slice-weight-rows", train_flags->slice_weight_rows,
+                   "A larger source/task slice weighs as much as this many rows; 0: no balancing")
       ->capture_default_str();
   train_cmd
       ->add_option("--holdout", train_flags->holdout,
@@ -271,10 +391,7 @@ std::function<int()> add_router_command(CLI::App& app) {
   eval_cmd->add_option("--data", eval_flags->data, "Trace file (repeat for several)")
       ->required()
       ->check(CLI::ExistingFile);
-  eval_cmd->add_option("--edge", eval_flags->edge, "The edge model's name in the traces")
-      ->required();
-  eval_cmd->add_option("--cloud", eval_flags->cloud, "The cloud model's name in the traces")
-      ->required();
+  add_pair_options(*eval_cmd, eval_flags->edge, eval_flags->cloud, eval_flags->pairs);
   eval_cmd->add_flag("--json", eval_flags->json, "Print the report as one JSON object");
 
   CLI::App* explain_cmd = router->add_subcommand(

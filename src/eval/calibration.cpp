@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "eval/logistic.h"
 #include "routing/confidence.h"
@@ -184,19 +185,42 @@ double escalation_gain(const Calibration& calibration, const Sample& sample) {
   return calibration.cloud_quality(sample.kind) - p_good(calibration, sample, kEdgeTier);
 }
 
-std::vector<double> cross_fitted(const std::vector<Sample>& samples, TierIndex tier,
-                                 const FitOptions& options, bool gain) {
-  std::vector<double> out(samples.size(), 0.0);
-  for (size_t fold = 0; fold < kFolds; ++fold) {
-    std::vector<const Sample*> train;
+std::vector<size_t> fold_ids(const std::vector<Sample>& samples, FoldBy fold_by, size_t& folds) {
+  std::vector<size_t> ids;
+  ids.reserve(samples.size());
+  if (fold_by == FoldBy::kRow) {
+    folds = kFolds;
     for (const auto& s : samples) {
-      if (eval::fold_of(s.hash, kFolds) != fold) {
-        train.push_back(&s);
+      ids.push_back(eval::fold_of(s.hash, kFolds));
+    }
+    return ids;
+  }
+  std::map<std::string, size_t> tasks;
+  for (const auto& s : samples) {
+    tasks.emplace(s.task, tasks.size());
+  }
+  folds = tasks.size();
+  for (const auto& s : samples) {
+    ids.push_back(tasks[s.task]);
+  }
+  return ids;
+}
+
+std::vector<double> cross_fitted(const std::vector<Sample>& samples, TierIndex tier,
+                                 const FitOptions& options, bool gain, FoldBy fold_by) {
+  std::vector<double> out(samples.size(), 0.0);
+  size_t folds = 0;
+  const std::vector<size_t> ids = fold_ids(samples, fold_by, folds);
+  for (size_t fold = 0; fold < folds; ++fold) {
+    std::vector<const Sample*> train;
+    for (size_t i = 0; i < samples.size(); ++i) {
+      if (ids[i] != fold) {
+        train.push_back(&samples[i]);
       }
     }
     const Calibration c = fit_calibration(train, tier, options);
     for (size_t i = 0; i < samples.size(); ++i) {
-      if (eval::fold_of(samples[i].hash, kFolds) == fold) {
+      if (ids[i] == fold) {
         out[i] = gain ? escalation_gain(c, samples[i]) : p_good(c, samples[i], tier);
       }
     }

@@ -58,10 +58,18 @@ double p_good(const Calibration& calibration, const Sample& sample, TierIndex ti
 // The expected gain of escalating: cloud quality of the kind minus P(edge good).
 double escalation_gain(const Calibration& calibration, const Sample& sample);
 
+// How cross-fitting folds the samples: 5 folds by row hash (in distribution), or one fold per
+// task (leave one task out: what a calibration does on a task it has not seen).
+enum class FoldBy { kRow, kTask };
+
 // Out-of-fold gains (or P(good) for `tier` when `gain` is false) for every sample: each
-// sample is scored by a calibration fitted without its fold (5 folds by row hash).
+// sample is scored by a calibration fitted without its fold.
 std::vector<double> cross_fitted(const std::vector<Sample>& samples, TierIndex tier,
-                                 const FitOptions& options, bool gain);
+                                 const FitOptions& options, bool gain,
+                                 FoldBy fold_by = FoldBy::kRow);
+
+// The fold of each sample under `fold_by`, and how many folds there are.
+std::vector<size_t> fold_ids(const std::vector<Sample>& samples, FoldBy fold_by, size_t& folds);
 
 // The configuration a calibration and a margin stand for: global threshold and weights from
 // the pooled fit, per-kind thresholds and weights where the kind has its own.

@@ -76,8 +76,20 @@ std::vector<Scored> score_policies(const EvalOptions& options, const SampleSet& 
     }
     FitOptions fit;
     fit.signals.complexity = combined;
-    out.push_back({name, "cross-fitted (5 folds by row id)", CostModel::kCascade,
-                   cross_fitted(samples, kEdgeTier, fit, true)});
+    const FoldBy fold_by = options.left_out_tasks ? FoldBy::kTask : FoldBy::kRow;
+    out.push_back({name,
+                   options.left_out_tasks ? "cross-fitted (each task left out)"
+                                          : "cross-fitted (5 folds by row id)",
+                   CostModel::kCascade, cross_fitted(samples, kEdgeTier, fit, true, fold_by)});
+  }
+  if (wanted(options, "length")) {
+    // The peer every prompt-only router must beat: longer prompts to the cloud first.
+    Scored s{"length", "none: the prompt's length", CostModel::kOneTier, {}};
+    const size_t log_chars = routing::feature_index("log_chars");
+    for (const auto& sample : samples) {
+      s.need.push_back(sample.signals.features.values[log_chars]);
+    }
+    out.push_back(std::move(s));
   }
   if (wanted(options, "classifier")) {
     Scored s{"classifier",
@@ -330,9 +342,10 @@ Result<EvalReport> evaluate(const EvalOptions& options) {
   if (!options.policy.empty() &&
       std::find_if(std::begin(kPolicyNames), std::end(kPolicyNames),
                    [&](const char* n) { return options.policy == n; }) == std::end(kPolicyNames)) {
-    return make_error(ErrorCode::kInvalidArgument,
-                      "--policy: unknown policy '" + options.policy +
-                          "' (one of confidence, learned, classifier, combined, random, oracle)");
+    return make_error(
+        ErrorCode::kInvalidArgument,
+        "--policy: unknown policy '" + options.policy +
+            "' (one of confidence, learned, classifier, combined, length, random, oracle)");
   }
   const config::RoutingConfig routing_config =
       options.config ? options.config->routing : config::RoutingConfig{};
@@ -451,8 +464,8 @@ nlohmann::ordered_json to_json(const EvalReport& report) {
   ordered_json policies = ordered_json::object();
   ordered_json baselines = ordered_json::object();
   for (const auto& p : report.policies) {
-    (p.name == "random" || p.name == "oracle" ? baselines : policies)[p.name] =
-        summary_json(p, true);
+    const bool baseline = p.name == "random" || p.name == "oracle" || p.name == "length";
+    (baseline ? baselines : policies)[p.name] = summary_json(p, true);
   }
   j["policies"] = std::move(policies);
   j["baselines"] = std::move(baselines);

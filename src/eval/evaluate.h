@@ -19,9 +19,9 @@ namespace tandem::eval {
 // Policies by name. `confidence`: the raw single-threshold cascade on the edge's own
 // confidence; `learned`: the per-kind calibrated cascade; `classifier`: the ingress classifier
 // alone (prompt only); `combined`: the calibrated cascade with the classifier's score as one
-// more signal; `random`, `oracle`: baselines.
-inline constexpr const char* kPolicyNames[] = {"confidence", "learned", "classifier",
-                                               "combined",   "random",  "oracle"};
+// more signal; `length` (longer prompts to the cloud first), `random`, `oracle`: baselines.
+inline constexpr const char* kPolicyNames[] = {"confidence", "learned", "classifier", "combined",
+                                               "length",     "random",  "oracle"};
 
 struct EvalOptions {
   std::vector<std::string> data;  // files or directories
@@ -34,6 +34,9 @@ struct EvalOptions {
   std::optional<config::GatewayConfig> config;
   bool edge_cost_zero = false;
   bool by_task = false;
+  // Cross-fit the learned policies leaving one task out (each task's rows scored by a fit
+  // that never saw the task) instead of 5 folds by row id.
+  bool left_out_tasks = false;
   uint64_t seed = 0;
 };
 

@@ -8,6 +8,8 @@
 #include <ctime>
 #include <fstream>
 #include <limits>
+#include <map>
+#include <set>
 
 #include <unistd.h>
 
@@ -27,14 +29,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // ---- Loading -------------------------------------------------------------------------------
 
-struct Example {
-  PromptFeatures features;
-  double edge = 0;
-  double cloud = 0;
-  int label = 0;
-  bool holdout = false;
-  uint64_t hash = 0;
-};
+using Example = TrainingExample;
 
 struct Dataset {
   std::vector<Example> examples;
@@ -42,40 +37,106 @@ struct Dataset {
   size_t rows_skipped = 0;
 };
 
-Result<Dataset> load_dataset(const std::vector<std::string>& files, const std::string& edge,
-                             const std::string& cloud, double holdout, uint64_t seed) {
-  if (edge.empty() || cloud.empty()) {
+Status check_pairs(const std::vector<ModelPair>& pairs, const std::vector<TraceRow>& rows) {
+  if (pairs.empty()) {
     return make_error(ErrorCode::kInvalidArgument, "both an edge and a cloud model are needed");
   }
-  if (edge == cloud) {
-    return make_error(ErrorCode::kInvalidArgument,
-                      "the edge and the cloud model are the same ('" + edge + "')");
+  for (const auto& pair : pairs) {
+    if (pair.edge.empty() || pair.cloud.empty()) {
+      return make_error(ErrorCode::kInvalidArgument, "both an edge and a cloud model are needed");
+    }
+    if (pair.edge == pair.cloud) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "the edge and the cloud model are the same ('" + pair.edge + "')");
+    }
+    if (auto present = require_models(rows, {{"edge", pair.edge}, {"cloud", pair.cloud}});
+        !present) {
+      return present.error();
+    }
   }
+  return {};
+}
+
+// The source a row came from: its "source" field, else its file's name.
+std::string source_of(const TraceRow& row) {
+  if (!row.source.empty()) {
+    return row.source;
+  }
+  const size_t colon = row.location.rfind(':');
+  const std::string file = row.location.substr(0, colon);
+  const size_t slash = file.rfind('/');
+  return slash == std::string::npos ? file : file.substr(slash + 1);
+}
+
+// Rows of one slice (source and task) beyond `max_rows` are dropped by hash, and the rest
+// weigh `weight_rows / rows` each when there are more than `weight_rows`: a 14,000-row file
+// counts as much as a 500-row one, and costs no more to fit.
+void balance_slices(std::vector<Example>& examples, size_t max_rows, size_t weight_rows) {
+  std::map<std::string, std::vector<Example*>> slices;
+  for (auto& example : examples) {
+    slices[example.source + "/" + example.task].push_back(&example);
+  }
+  std::set<const Example*> dropped;
+  for (auto& [name, rows] : slices) {
+    if (max_rows > 0 && rows.size() > max_rows) {
+      // Ordered by a remix of the hash: the split already used its low values.
+      auto order = [](const Example* row) { return row->hash * 0x9e3779b97f4a7c15ULL; };
+      std::sort(rows.begin(), rows.end(),
+                [&](const Example* a, const Example* b) { return order(a) < order(b); });
+      dropped.insert(rows.begin() + static_cast<std::ptrdiff_t>(max_rows), rows.end());
+      rows.resize(max_rows);
+    }
+    const double weight = weight_rows > 0 && rows.size() > weight_rows
+                              ? static_cast<double>(weight_rows) / static_cast<double>(rows.size())
+                              : 1.0;
+    for (Example* row : rows) {
+      row->weight = weight;
+    }
+  }
+  std::erase_if(examples, [&](const Example& example) { return dropped.contains(&example); });
+}
+
+Result<Dataset> load_dataset(const std::vector<std::string>& files,
+                             const std::vector<ModelPair>& pairs, double holdout, uint64_t seed) {
   auto loaded = load_trace_paths(files);
   if (!loaded) {
     return loaded.error();
   }
   const std::vector<TraceRow>& rows = loaded.value();
-  if (auto present = require_models(rows, {{"edge", edge}, {"cloud", cloud}}); !present) {
-    return present.error();
+  if (auto checked = check_pairs(pairs, rows); !checked) {
+    return checked.error();
   }
   Dataset data;
   data.rows_read = rows.size();
   for (const auto& row : rows) {
-    const auto edge_score = row.score(edge);
-    const auto cloud_score = row.score(cloud);
-    if (!edge_score || !cloud_score) {
+    const ModelPair* pair = nullptr;
+    std::optional<double> edge_score;
+    std::optional<double> cloud_score;
+    for (const auto& candidate : pairs) {
+      edge_score = row.score(candidate.edge);
+      cloud_score = row.score(candidate.cloud);
+      if (edge_score && cloud_score) {
+        pair = &candidate;
+        break;
+      }
+    }
+    if (pair == nullptr) {
       ++data.rows_skipped;
       continue;
     }
+    const PromptView view = prompt_view(row);
     Example example;
-    example.features = extract_features(prompt_view(row));
+    example.features = extract_features(view);
     example.edge = *edge_score;
     example.cloud = *cloud_score;
     example.label = *cloud_score > *edge_score ? 1 : 0;
     example.hash = row_hash(row.id, seed);
     example.holdout = unit_interval(example.hash) < holdout;
-    data.examples.push_back(example);
+    example.source = source_of(row);
+    example.task = row.task.empty() ? "(no task)" : row.task;
+    example.chars = static_cast<double>(view.last_user.size());
+    example.turns = static_cast<double>(view.turns);
+    data.examples.push_back(std::move(example));
   }
   return data;
 }
@@ -200,187 +261,90 @@ void fill_routing(const std::vector<Scored>& rows,
 
 // ---- Fitting -------------------------------------------------------------------------------
 
-using Params = std::array<double, kParams>;
-
-// Standardised, clipped rows (exactly what ComplexityModel::score computes) with a leading 1.
-struct Design {
-  std::vector<Params> x;
-  std::vector<int> y;
-};
-
-Design make_design(const std::vector<const Example*>& examples,
-                   const std::array<double, kFeatureCount>& means,
-                   const std::array<double, kFeatureCount>& stds) {
-  Design design;
-  design.x.reserve(examples.size());
+std::vector<double> scores_of(const ComplexityModel& model, const ExampleRefs& examples) {
+  std::vector<double> scores;
+  scores.reserve(examples.size());
   for (const Example* example : examples) {
-    Params row{};
-    row[0] = 1.0;
-    for (size_t i = 0; i < kFeatureCount; ++i) {
-      const double z = (static_cast<double>(example->features.values[i]) - means[i]) / stds[i];
-      row[i + 1] =
-          std::clamp(z, -ComplexityModel::kMaxStandardised, ComplexityModel::kMaxStandardised);
-    }
-    design.x.push_back(row);
-    design.y.push_back(example->label);
+    scores.push_back(model.score(example->features));
   }
-  return design;
+  return scores;
 }
 
-double dot(const Params& a, const Params& b) {
-  double sum = 0;
-  for (size_t i = 0; i < kParams; ++i) {
-    sum += a[i] * b[i];
+std::vector<int> labels_of(const ExampleRefs& examples) {
+  std::vector<int> labels;
+  labels.reserve(examples.size());
+  for (const Example* example : examples) {
+    labels.push_back(example->label);
   }
-  return sum;
+  return labels;
 }
 
-// log(1 + exp(s)) - y s, without overflow.
-double row_loss(double logit, int label) {
-  return std::log1p(std::exp(-std::abs(logit))) + std::max(logit, 0.0) - label * logit;
-}
-
-double objective(const Design& design, const Params& theta, double l2) {
-  double sum = 0;
-  for (size_t r = 0; r < design.x.size(); ++r) {
-    sum += row_loss(dot(design.x[r], theta), design.y[r]);
-  }
-  for (size_t i = 1; i < kParams; ++i) {
-    sum += 0.5 * l2 * theta[i] * theta[i];
-  }
-  return sum;
-}
-
-// Solves H d = g for a symmetric positive definite H (Cholesky). False if H is not.
-bool solve_spd(std::array<Params, kParams> h, Params g, Params& d) {
-  for (size_t j = 0; j < kParams; ++j) {
-    double diagonal = h[j][j];
-    for (size_t k = 0; k < j; ++k) {
-      diagonal -= h[j][k] * h[j][k];
-    }
-    if (!(diagonal > 0)) {
-      return false;
-    }
-    h[j][j] = std::sqrt(diagonal);
-    for (size_t i = j + 1; i < kParams; ++i) {
-      double value = h[i][j];
-      for (size_t k = 0; k < j; ++k) {
-        value -= h[i][k] * h[j][k];
-      }
-      h[i][j] = value / h[j][j];
-    }
-  }
-  for (size_t i = 0; i < kParams; ++i) {  // L z = g
-    for (size_t k = 0; k < i; ++k) {
-      g[i] -= h[i][k] * g[k];
-    }
-    g[i] /= h[i][i];
-  }
-  for (size_t i = kParams; i-- > 0;) {  // L^T d = z
-    for (size_t k = i + 1; k < kParams; ++k) {
-      g[i] -= h[k][i] * g[k];
-    }
-    g[i] /= h[i][i];
-  }
-  d = g;
-  return true;
-}
-
-// Newton's method with step halving on the penalised log-likelihood; the bias is not
-// penalised. Converges in about ten steps; deterministic for a given design.
-Params fit_logistic(const Design& design, double l2) {
-  Params theta{};
-  double current = objective(design, theta, l2);
-  for (int iteration = 0; iteration < 100; ++iteration) {
-    Params gradient{};
-    std::array<Params, kParams> hessian{};
-    for (size_t r = 0; r < design.x.size(); ++r) {
-      const Params& x = design.x[r];
-      const double p = 1.0 / (1.0 + std::exp(-dot(x, theta)));
-      const double residual = p - design.y[r];
-      const double curvature = p * (1 - p);
-      for (size_t i = 0; i < kParams; ++i) {
-        gradient[i] += residual * x[i];
-        const double cx = curvature * x[i];
-        for (size_t j = 0; j <= i; ++j) {
-          hessian[i][j] += cx * x[j];
-        }
+// Out-of-fold log-loss and AUC of one penalty; folds by row hash.
+void cross_validate(const ExampleRefs& train, const RouterPrior& prior, L2Candidate& candidate) {
+  std::vector<double> predictions(train.size(), 0.5);
+  for (size_t k = 0; k < kFolds; ++k) {
+    ExampleRefs fit_rows;
+    for (const Example* example : train) {
+      if (fold_of(example->hash, kFolds) != k) {
+        fit_rows.push_back(example);
       }
     }
-    for (size_t i = 0; i < kParams; ++i) {
-      for (size_t j = 0; j < i; ++j) {
-        hessian[j][i] = hessian[i][j];
+    const auto fitted = fit_complexity_model(fit_rows, prior, candidate.l2);
+    for (size_t r = 0; r < train.size(); ++r) {
+      if (fold_of(train[r]->hash, kFolds) == k) {
+        predictions[r] = fitted.model.score(train[r]->features);
       }
-    }
-    hessian[0][0] += 1e-9;  // keeps the bias direction invertible when p(1-p) underflows
-    for (size_t i = 1; i < kParams; ++i) {
-      gradient[i] += l2 * theta[i];
-      hessian[i][i] += l2;
-    }
-    Params step{};
-    if (!solve_spd(hessian, gradient, step)) {
-      break;
-    }
-    double scale = 1.0;
-    Params next{};
-    double next_value = current;
-    for (int halving = 0; halving < 40; ++halving) {
-      for (size_t i = 0; i < kParams; ++i) {
-        next[i] = theta[i] - scale * step[i];
-      }
-      next_value = objective(design, next, l2);
-      if (next_value <= current) {
-        break;
-      }
-      scale /= 2;
-    }
-    if (next_value > current) {
-      break;  // no descent left: converged to rounding
-    }
-    double largest = 0;
-    for (size_t i = 0; i < kParams; ++i) {
-      largest = std::max(largest, std::abs(next[i] - theta[i]));
-    }
-    theta = next;
-    current = next_value;
-    if (largest < 1e-10) {
-      break;
     }
   }
-  return theta;
+  const auto labels = labels_of(train);
+  candidate.cv_log_loss = log_loss(predictions, labels);
+  candidate.cv_auc = auc(predictions, labels);
 }
 
-double predict(const Params& theta, const Params& x) {
-  return 1.0 / (1.0 + std::exp(-dot(theta, x)));
-}
-
-// Out-of-fold log-loss and AUC for each candidate penalty; folds by row hash.
-std::vector<L2Candidate> search_l2(const Design& design, const std::vector<uint64_t>& hashes) {
-  std::vector<size_t> fold(design.x.size());
-  for (size_t r = 0; r < fold.size(); ++r) {
-    fold[r] = fold_of(hashes[r], kFolds);
+size_t distinct_tasks(const std::vector<Example>& examples) {
+  std::set<std::string> tasks;
+  for (const auto& example : examples) {
+    tasks.insert(example.task);
   }
-  std::vector<L2Candidate> candidates;
+  return tasks.size();
+}
+
+ModelFitter fitter(const RouterPrior& prior, double l2) {
+  return
+      [&prior, l2](const ExampleRefs& rows) { return fit_complexity_model(rows, prior, l2).model; };
+}
+
+// Each penalty of the grid, judged on left-out tasks when there are enough tasks to leave
+// one out (the mean APGR over them; ties: the stronger penalty), else by cross-validated
+// log-loss on the training split.
+void search_l2(const Dataset& data, const ExampleRefs& train, const RouterPrior& prior,
+               TrainingReport& report) {
+  const bool by_left_out = distinct_tasks(data.examples) >= kMinLeftOutTasks;
+  const L2Candidate* best = nullptr;
   for (double l2 : kL2Grid) {
-    std::vector<double> predictions(design.x.size(), 0.5);
-    for (size_t k = 0; k < kFolds; ++k) {
-      Design train;
-      for (size_t r = 0; r < design.x.size(); ++r) {
-        if (fold[r] != k) {
-          train.x.push_back(design.x[r]);
-          train.y.push_back(design.y[r]);
-        }
-      }
-      const Params theta = fit_logistic(train, l2);
-      for (size_t r = 0; r < design.x.size(); ++r) {
-        if (fold[r] == k) {
-          predictions[r] = predict(theta, design.x[r]);
-        }
+    L2Candidate candidate;
+    candidate.l2 = l2;
+    cross_validate(train, prior, candidate);
+    if (by_left_out) {
+      const auto left_out = leave_one_out(data.examples, "task", fitter(prior, l2));
+      candidate.left_out_apgr = left_out.mean_model;
+      if (std::isinf(l2)) {
+        report.left_out_task_prior = left_out;
       }
     }
-    candidates.push_back({l2, log_loss(predictions, design.y), auc(predictions, design.y)});
+    report.l2_search.push_back(candidate);
   }
-  return candidates;
+  for (const auto& candidate : report.l2_search) {
+    const bool better =
+        best == nullptr || (by_left_out ? candidate.left_out_apgr >= best->left_out_apgr
+                                        : candidate.cv_log_loss <= best->cv_log_loss);
+    if (better) {
+      best = &candidate;
+    }
+  }
+  report.l2 = best->l2;
+  report.l2_selection =
+      by_left_out ? "mean APGR on left-out tasks" : "5-fold cross-validated log-loss";
 }
 
 std::string utc_now() {
@@ -403,6 +367,57 @@ nlohmann::ordered_json to_json(const RoutingPoint& point) {
           {"random_router_quality", number(point.random_quality)}};
 }
 
+ExampleRefs all_rows(const std::vector<Example>& examples) {
+  ExampleRefs rows;
+  rows.reserve(examples.size());
+  for (const auto& example : examples) {
+    rows.push_back(&example);
+  }
+  return rows;
+}
+
+Result<RouterPrior> load_prior(const std::string& prior) {
+  if (prior.empty()) {
+    return RouterPrior::builtin();
+  }
+  if (prior == "none") {
+    return RouterPrior::none();
+  }
+  return RouterPrior::load(prior);
+}
+
+std::string describe(const std::vector<ModelPair>& pairs) {
+  std::string out;
+  for (const auto& pair : pairs) {
+    out += (out.empty() ? "" : ", ") + pair.edge + " -> " + pair.cloud;
+  }
+  return out;
+}
+
+nlohmann::ordered_json to_json(const std::vector<ModelPair>& pairs) {
+  auto out = nlohmann::ordered_json::array();
+  for (const auto& pair : pairs) {
+    out.push_back({{"edge", pair.edge}, {"cloud", pair.cloud}});
+  }
+  return out;
+}
+
+nlohmann::ordered_json l2_json(double l2) {
+  return std::isinf(l2) ? nlohmann::ordered_json("prior-only") : nlohmann::ordered_json(l2);
+}
+
+nlohmann::ordered_json optional_number(const std::optional<double>& value) {
+  return value ? number(*value) : nlohmann::ordered_json(nullptr);
+}
+
+nlohmann::ordered_json summary_json(const LeftOutReport& report) {
+  return {{"slices_counted", report.counted},
+          {"mean_apgr", number(report.mean_model)},
+          {"mean_length_apgr", number(report.mean_length)},
+          {"mean_best_baseline_apgr", number(report.mean_best_baseline)},
+          {"slices_at_least_best_baseline", report.at_least_baseline}};
+}
+
 }  // namespace
 
 // ---- Public --------------------------------------------------------------------------------
@@ -411,30 +426,33 @@ Result<TrainingReport> train_router(const TrainingOptions& options) {
   if (!(options.holdout >= 0 && options.holdout <= 0.9)) {
     return make_error(ErrorCode::kInvalidArgument, "holdout must be in [0, 0.9]");
   }
-  if (options.l2 && !(*options.l2 >= 0 && std::isfinite(*options.l2))) {
-    return make_error(ErrorCode::kInvalidArgument, "l2 must be a finite number >= 0");
+  if (options.l2 && !(*options.l2 >= 0 && !std::isnan(*options.l2))) {
+    return make_error(ErrorCode::kInvalidArgument, "l2 must be a number >= 0 (or prior-only)");
   }
-  auto loaded =
-      load_dataset(options.data_files, options.edge, options.cloud, options.holdout, options.seed);
+  auto prior = load_prior(options.prior);
+  if (!prior) {
+    return prior.error();
+  }
+  auto loaded = load_dataset(options.data_files, options.pairs, options.holdout, options.seed);
   if (!loaded) {
     return loaded.error();
   }
-  const Dataset& data = loaded.value();
-  std::vector<const Example*> train;
-  std::vector<const Example*> holdout;
+  Dataset& data = loaded.value();
+  balance_slices(data.examples, options.max_slice_rows, options.slice_weight_rows);
+  ExampleRefs train;
+  ExampleRefs holdout;
   for (const auto& example : data.examples) {
     (example.holdout ? holdout : train).push_back(&example);
   }
   if (train.size() < 2 * kFolds) {
     return make_error(ErrorCode::kInvalidArgument,
-                      "too few rows with both '" + options.edge + "' and '" + options.cloud +
-                          "' to train on: " + std::to_string(train.size()) +
+                      "too few rows with both models of a pair (" + describe(options.pairs) +
+                          ") to train on: " + std::to_string(train.size()) +
                           " in the training split");
   }
-  size_t positives = 0;
-  for (const Example* example : train) {
-    positives += static_cast<size_t>(example->label);
-  }
+  const auto train_labels = labels_of(train);
+  const auto positives =
+      static_cast<size_t>(std::count(train_labels.begin(), train_labels.end(), 1));
   if (positives == 0 || positives == train.size()) {
     return make_error(ErrorCode::kInvalidArgument,
                       std::string("every training row has the same label (the cloud is ") +
@@ -443,59 +461,30 @@ Result<TrainingReport> train_router(const TrainingOptions& options) {
 
   TrainingReport report;
   report.options = options;
+  report.prior_source = prior->source();
   report.rows_read = data.rows_read;
   report.rows_used = data.examples.size();
   report.rows_skipped = data.rows_skipped;
-
-  std::array<double, kFeatureCount> means{};
-  std::array<double, kFeatureCount> stds{};
-  for (size_t i = 0; i < kFeatureCount; ++i) {
-    double sum = 0;
-    for (const Example* example : train) {
-      sum += example->features.values[i];
-    }
-    means[i] = sum / static_cast<double>(train.size());
-    double squares = 0;
-    for (const Example* example : train) {
-      const double d = example->features.values[i] - means[i];
-      squares += d * d;
-    }
-    stds[i] = std::sqrt(squares / static_cast<double>(train.size()));
-    if (stds[i] < 1e-9) {
-      stds[i] = 1.0;  // constant here: its weight stays 0 (penalised, no gradient)
-      report.constant_features.emplace_back(feature_names()[i]);
-    }
-  }
-
-  const Design design = make_design(train, means, stds);
   if (options.l2) {
     report.l2 = *options.l2;
+    report.l2_selection = "given";
   } else {
-    std::vector<uint64_t> hashes;
-    hashes.reserve(train.size());
-    for (const Example* example : train) {
-      hashes.push_back(example->hash);
-    }
-    report.l2_search = search_l2(design, hashes);
-    const L2Candidate* best = &report.l2_search.front();
-    for (const auto& candidate : report.l2_search) {
-      // Ties go to the stronger penalty (listed later): the simpler model.
-      if (candidate.cv_log_loss <= best->cv_log_loss) {
-        best = &candidate;
-      }
-    }
-    report.l2 = best->l2;
+    search_l2(data, train, *prior, report);
   }
-  const Params theta = fit_logistic(design, report.l2);
-  std::array<double, kFeatureCount> weights{};
-  for (size_t i = 0; i < kFeatureCount; ++i) {
-    weights[i] = theta[i + 1];
+  if (distinct_tasks(data.examples) >= kMinLeftOutTasks) {
+    report.left_out_task = leave_one_out(data.examples, "task", fitter(*prior, report.l2));
+    if (report.left_out_task_prior.slices.empty()) {
+      report.left_out_task_prior = leave_one_out(data.examples, "task", fitter(*prior, kPriorOnly));
+    }
   }
+  report.left_out_source = leave_one_out(data.examples, "source", fitter(*prior, report.l2));
 
-  // Metrics through ComplexityModel::score, the code path that routes real requests.
-  const ComplexityModel unlabelled =
-      ComplexityModel::from_parameters(means, stds, weights, theta[0], nlohmann::json::object());
-  auto score_all = [&](const std::vector<const Example*>& examples) {
+  // The in-distribution figures: fitted on the training split, measured on the holdout,
+  // through ComplexityModel::score, the code path that routes real requests.
+  const FittedModel fitted = fit_complexity_model(train, *prior, report.l2);
+  report.constant_features = fitted.constant_features;
+  const ComplexityModel& unlabelled = fitted.model;
+  auto score_all = [&](const ExampleRefs& examples) {
     std::vector<Scored> scored;
     scored.reserve(examples.size());
     for (const Example* example : examples) {
@@ -505,11 +494,7 @@ Result<TrainingReport> train_router(const TrainingOptions& options) {
   };
   const auto train_scored = score_all(train);
   const auto holdout_scored = score_all(holdout);
-  std::vector<double> train_scores;
-  train_scores.reserve(train_scored.size());
-  for (const auto& row : train_scored) {
-    train_scores.push_back(row.score);
-  }
+  const std::vector<double> train_scores = scores_of(unlabelled, train);
   std::vector<std::pair<double, double>> thresholds;
   for (double share : options.cloud_shares) {
     thresholds.emplace_back(share, threshold_for_share(train_scores, share));
@@ -518,12 +503,12 @@ Result<TrainingReport> train_router(const TrainingOptions& options) {
   fill_routing(train_scored, thresholds, train_routing);
   report.train = train_routing.metrics;
   report.holdout_routing.data_files = options.data_files;
-  report.holdout_routing.edge = options.edge;
-  report.holdout_routing.cloud = options.cloud;
+  report.holdout_routing.pairs = options.pairs;
   report.holdout_routing.rows_read = holdout.size();
   fill_routing(holdout_scored, thresholds, report.holdout_routing);
   report.holdout = report.holdout_routing.metrics;
 
+  const auto& weights = unlabelled.weights();
   std::vector<size_t> order(kFeatureCount);
   for (size_t i = 0; i < kFeatureCount; ++i) {
     order[i] = i;
@@ -537,10 +522,10 @@ Result<TrainingReport> train_router(const TrainingOptions& options) {
   nlohmann::ordered_json metadata;
   metadata["trainer"] = "tandem router train";
   metadata["created_at"] = utc_now();
-  metadata["edge"] = options.edge;
-  metadata["cloud"] = options.cloud;
+  metadata["pairs"] = to_json(options.pairs);
   metadata["label"] = "1 when the cloud's score is higher than the edge's (ties: the edge)";
   metadata["data"] = options.data_files;
+  metadata["prior"] = report.prior_source;
   metadata["rows"] = {{"read", report.rows_read},
                       {"used", report.rows_used},
                       {"skipped", report.rows_skipped},
@@ -548,12 +533,23 @@ Result<TrainingReport> train_router(const TrainingOptions& options) {
                       {"holdout", holdout.size()}};
   metadata["split"] = {
       {"holdout", options.holdout}, {"seed", options.seed}, {"by", "hash of the row id"}};
-  metadata["l2"] = report.l2;
-  metadata["l2_selection"] = options.l2 ? "given" : "5-fold cross-validated log-loss";
+  metadata["balance"] = {{"max_slice_rows", options.max_slice_rows},
+                         {"slice_weight_rows", options.slice_weight_rows}};
+  metadata["l2"] = l2_json(report.l2);
+  metadata["l2_selection"] = report.l2_selection;
   metadata["base_rate"] = number(report.train.base_rate);
   metadata["metrics"] = {{"train", to_json(report.train)}, {"holdout", to_json(report.holdout)}};
+  metadata["left_out"] = {{"task", summary_json(report.left_out_task)},
+                          {"task_prior_only", summary_json(report.left_out_task_prior)},
+                          {"source", summary_json(report.left_out_source)}};
+  // The shipped model is fitted on all rows: the holdout only measured the procedure. Its
+  // suggested thresholds are cloud shares of all rows.
+  const ExampleRefs everything = all_rows(data.examples);
+  const FittedModel final_fit = fit_complexity_model(everything, *prior, report.l2);
+  const std::vector<double> all_scores = scores_of(final_fit.model, everything);
   auto& suggested = metadata["thresholds"] = nlohmann::ordered_json::array();
-  for (const auto& [share, threshold] : thresholds) {
+  for (double share : options.cloud_shares) {
+    const double threshold = threshold_for_share(all_scores, share);
     suggested.push_back({{"cloud_share", share}, {"threshold", number(threshold)}});
   }
   metadata["holdout_routing"] = {
@@ -561,7 +557,8 @@ Result<TrainingReport> train_router(const TrainingOptions& options) {
       {"all_cloud_quality", number(report.holdout_routing.all_cloud_quality)}};
   metadata["feature_names"] = feature_names();
 
-  report.model = ComplexityModel::from_parameters(means, stds, weights, theta[0],
+  report.model = ComplexityModel::from_parameters(final_fit.model.means(), final_fit.model.stds(),
+                                                  final_fit.model.weights(), final_fit.model.bias(),
                                                   nlohmann::json::parse(metadata.dump()));
   report.weights_file = report.model->to_json();
   report.weights_file["metadata"] = metadata;  // keeps the readable key order
@@ -571,17 +568,16 @@ Result<TrainingReport> train_router(const TrainingOptions& options) {
 
 Result<EvaluationReport> evaluate_router(const ComplexityModel& model,
                                          const std::vector<std::string>& data_files,
-                                         const std::string& edge, const std::string& cloud,
+                                         const std::vector<ModelPair>& pairs,
                                          const std::vector<double>& cloud_shares) {
-  auto loaded = load_dataset(data_files, edge, cloud, 0.0, 0);
+  auto loaded = load_dataset(data_files, pairs, 0.0, 0);
   if (!loaded) {
     return loaded.error();
   }
   const Dataset& data = loaded.value();
   EvaluationReport report;
   report.data_files = data_files;
-  report.edge = edge;
-  report.cloud = cloud;
+  report.pairs = pairs;
   report.rows_read = data.rows_read;
   report.rows_skipped = data.rows_skipped;
   std::vector<Scored> scored;
@@ -619,8 +615,7 @@ nlohmann::ordered_json to_json(const BinaryMetrics& metrics) {
 nlohmann::ordered_json to_json(const EvaluationReport& report) {
   nlohmann::ordered_json out;
   out["data"] = report.data_files;
-  out["edge"] = report.edge;
-  out["cloud"] = report.cloud;
+  out["pairs"] = to_json(report.pairs);
   out["rows"] = {
       {"read", report.rows_read}, {"used", report.metrics.rows}, {"skipped", report.rows_skipped}};
   out["metrics"] = to_json(report.metrics);
@@ -636,20 +631,25 @@ nlohmann::ordered_json to_json(const EvaluationReport& report) {
 nlohmann::ordered_json to_json(const TrainingReport& report) {
   nlohmann::ordered_json out;
   out["data"] = report.options.data_files;
-  out["edge"] = report.options.edge;
-  out["cloud"] = report.options.cloud;
+  out["pairs"] = to_json(report.options.pairs);
+  out["prior"] = report.prior_source;
   out["rows"] = {{"read", report.rows_read},
                  {"used", report.rows_used},
                  {"skipped", report.rows_skipped},
                  {"train", report.train.rows},
                  {"holdout", report.holdout.rows}};
-  out["l2"] = report.l2;
+  out["l2"] = l2_json(report.l2);
+  out["l2_selection"] = report.l2_selection;
   auto& search = out["l2_search"] = nlohmann::ordered_json::array();
   for (const auto& candidate : report.l2_search) {
-    search.push_back({{"l2", candidate.l2},
+    search.push_back({{"l2", l2_json(candidate.l2)},
                       {"cv_log_loss", number(candidate.cv_log_loss)},
-                      {"cv_auc", number(candidate.cv_auc)}});
+                      {"cv_auc", number(candidate.cv_auc)},
+                      {"left_out_task_mean_apgr", number(candidate.left_out_apgr)}});
   }
+  out["left_out"] = {{"task", to_json(report.left_out_task)},
+                     {"task_prior_only", to_json(report.left_out_task_prior)},
+                     {"source", to_json(report.left_out_source)}};
   out["train"] = to_json(report.train);
   out["holdout"] = to_json(report.holdout);
   out["holdout_routing"] = {{"all_edge_quality", number(report.holdout_routing.all_edge_quality)},
@@ -664,6 +664,33 @@ nlohmann::ordered_json to_json(const TrainingReport& report) {
   }
   out["constant_features"] = report.constant_features;
   out["version"] = report.model ? std::string(report.model->version()) : std::string();
+  return out;
+}
+
+nlohmann::ordered_json to_json(const LeftOutReport& report) {
+  nlohmann::ordered_json out = summary_json(report);
+  out["by"] = report.by;
+  auto slice_json = [](const SliceResult& slice) {
+    return nlohmann::ordered_json{{"source", slice.source},
+                                  {"task", slice.task},
+                                  {"rows", slice.rows},
+                                  {"net_gap_rows", slice.net_gap_rows},
+                                  {"edge_quality", number(slice.edge_quality)},
+                                  {"cloud_quality", number(slice.cloud_quality)},
+                                  {"apgr", optional_number(slice.model)},
+                                  {"length_apgr", optional_number(slice.length)},
+                                  {"turns_apgr", optional_number(slice.turns)},
+                                  {"best_baseline_apgr", optional_number(slice.best_baseline())},
+                                  {"counted", slice.counted()}};
+  };
+  auto& slices = out["slices"] = nlohmann::ordered_json::array();
+  for (const auto& slice : report.slices) {
+    slices.push_back(slice_json(slice));
+  }
+  auto& mixed = out["mixed_traffic"] = nlohmann::ordered_json::array();
+  for (const auto& slice : report.mixed) {
+    mixed.push_back(slice_json(slice));
+  }
   return out;
 }
 

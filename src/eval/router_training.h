@@ -4,9 +4,13 @@
 // score of its answer). `tandem router train` and `tandem router eval` are thin wrappers.
 //
 // The label for an (edge, cloud) pair is "the cloud is needed": the cloud's score is higher
-// than the edge's (ties: the edge suffices). The model is an L2-regularised logistic regression
-// over standardised features, fitted by Newton's method: deterministic, no randomness beyond
-// the seeded, hash-based train/holdout split. docs/ROUTER_TRAINING.md has the details.
+// than the edge's (ties: the edge suffices). Data from several sources may carry different
+// pairs: each row is labelled by the first pair it has both models of. The model is a logistic
+// regression over standardised features that starts from the framework's prior
+// (router_prior.h) and fits the data's correction under an L2 penalty (router_fit.h). What
+// generalises is measured by leaving one task, then one source, out (left_out.h); the penalty
+// is chosen by the left-out tasks' APGR, never by in-distribution fit. Deterministic: no
+// randomness beyond the seeded, hash-based split. docs/ROUTER_TRAINING.md has the details.
 //
 // Thread-safety: free functions without shared state.
 
@@ -18,6 +22,9 @@
 #include <vector>
 
 #include "common/result.h"
+#include "eval/left_out.h"
+#include "eval/router_fit.h"
+#include "eval/router_prior.h"
 #include "eval/trace_data.h"
 #include "routing/complexity_model.h"
 #include "routing/prompt_features.h"
@@ -27,19 +34,29 @@ namespace tandem::eval {
 using routing::ComplexityModel;
 using routing::PromptFeatures;
 
-struct TrainingOptions {
-  std::vector<std::string> data_files;
+struct ModelPair {
   std::string edge;   // model name in the traces
   std::string cloud;  // model name in the traces
-  // L2 penalty on the weights (objective: sum of log-losses + l2/2 * |w|^2). nullopt: chosen
-  // from kL2Grid by 5-fold cross-validated log-loss on the training split.
+};
+
+struct TrainingOptions {
+  std::vector<std::string> data_files;
+  std::vector<ModelPair> pairs;  // a row is labelled by the first pair it has both models of
+  // L2 penalty on the correction to the prior (objective: weighted sum of log-losses +
+  // l2/2 * |w - prior|^2); kPriorOnly keeps the prior. nullopt: chosen from kL2Grid by the mean
+  // APGR on left-out tasks (5-fold cross-validated log-loss when the data has fewer than
+  // kMinLeftOutTasks tasks).
   std::optional<double> l2;
+  std::string prior;     // a prior file; empty: the shipped prior; "none": no prior (toward 0)
   double holdout = 0.2;  // fraction of rows held out, in [0, 0.9]
   uint64_t seed = 0;     // salts the split hash
+  size_t max_slice_rows = 2000;    // rows of one source's task used, chosen by hash; 0: all
+  size_t slice_weight_rows = 500;  // a larger slice weighs as much as this many rows; 0: off
   std::vector<double> cloud_shares = {0.1, 0.2, 0.3, 0.4, 0.5};  // for suggested thresholds
 };
 
-inline constexpr double kL2Grid[] = {0.3, 1, 3, 10, 30, 100, 300, 1000};
+inline constexpr double kL2Grid[] = {1, 10, 100, 1000, 10000, kPriorOnly};
+inline constexpr size_t kMinLeftOutTasks = 3;
 
 // A probabilistic classifier's quality on one set of rows.
 struct BinaryMetrics {
@@ -62,8 +79,7 @@ struct RoutingPoint {
 
 struct EvaluationReport {
   std::vector<std::string> data_files;
-  std::string edge;
-  std::string cloud;
+  std::vector<ModelPair> pairs;
   size_t rows_read = 0;
   size_t rows_skipped = 0;  // missing the edge's or the cloud's score
   BinaryMetrics metrics;
@@ -76,12 +92,20 @@ struct L2Candidate {
   double l2 = 0;
   double cv_log_loss = 0;
   double cv_auc = 0;
+  double left_out_apgr = 0;  // mean over left-out tasks; 0 when not measured
 };
 
 struct TrainingReport {
   TrainingOptions options;
   double l2 = 0;                       // the penalty used
+  std::string l2_selection;            // how it was chosen
   std::vector<L2Candidate> l2_search;  // empty when options.l2 was given
+  std::string prior_source;            // the prior file, "builtin" or "none"
+  // Fitted without each task (source) in turn, scored on it; the task one also for the prior
+  // alone. Empty when the data has fewer than kMinLeftOutTasks tasks (sources: one).
+  LeftOutReport left_out_task;
+  LeftOutReport left_out_task_prior;
+  LeftOutReport left_out_source;
   size_t rows_read = 0;
   size_t rows_used = 0;
   size_t rows_skipped = 0;  // missing the edge's or the cloud's score
@@ -103,13 +127,14 @@ Result<TrainingReport> train_router(const TrainingOptions& options);
 // model's metadata when it has them, else thresholds for `cloud_shares` on these rows.
 Result<EvaluationReport> evaluate_router(const ComplexityModel& model,
                                          const std::vector<std::string>& data_files,
-                                         const std::string& edge, const std::string& cloud,
+                                         const std::vector<ModelPair>& pairs,
                                          const std::vector<double>& cloud_shares = {0.1, 0.2, 0.3,
                                                                                     0.4, 0.5});
 
 nlohmann::ordered_json to_json(const BinaryMetrics& metrics);
 nlohmann::ordered_json to_json(const EvaluationReport& report);
 nlohmann::ordered_json to_json(const TrainingReport& report);
+nlohmann::ordered_json to_json(const LeftOutReport& report);
 
 // Writes `content` to `path` through a temporary file in the same directory and a rename, so
 // readers never see half a file.

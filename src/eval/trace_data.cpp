@@ -74,7 +74,8 @@ Result<TraceRow> parse_row(const std::string& line, const std::string& where) {
     return data_error(where, "prompt: missing (a string)");
   }
   row.prompt = prompt->get<std::string>();
-  for (auto [key, out] : {std::pair{"system", &row.system}, std::pair{"task", &row.task}}) {
+  for (auto [key, out] : {std::pair{"system", &row.system}, std::pair{"task", &row.task},
+                          std::pair{"source", &row.source}}) {
     auto value = optional_string(object, key, where);
     if (!value) {
       return value.error();

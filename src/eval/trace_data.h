@@ -33,7 +33,8 @@ struct ModelAnswer {
 // One query of a trace file.
 struct TraceRow {
   std::string id;
-  std::string task;  // may be empty
+  std::string task;    // may be empty
+  std::string source;  // where the data comes from ("lm-sys/RouteLLM"); may be empty
   std::string system;
   std::string prompt;
   // Models with a score, in file order (a null score counts as absent).

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "routing/prompt_cues_zh.h"
+
 namespace tandem::routing {
 namespace {
 
@@ -212,6 +214,14 @@ constexpr Entry kEntries[] = {
     {"identify", kEasyTaskCues, Tag::kNone},
     {"uppercase", kEasyTaskCues, Tag::kNone},
     {"lowercase", kEasyTaskCues, Tag::kNone},
+    {"sentiment", kEasyTaskCues, Tag::kNone},
+    {"spam", kEasyTaskCues, Tag::kNone},
+    {"celsius", kEasyTaskCues, Tag::kNone},
+    {"fahrenheit", kEasyTaskCues, Tag::kNone},
+    {"typo", kEasyTaskCues, Tag::kNone},
+    {"typos", kEasyTaskCues, Tag::kNone},
+    {"proofread", kEasyTaskCues, Tag::kNone},
+    {"capitalize", kEasyTaskCues, Tag::kNone},
     // Binary answers.
     {"yes", kYesNoCues, Tag::kYes},
     {"true", kYesNoCues, Tag::kNone},
@@ -247,6 +257,18 @@ constexpr Entry kEntries[] = {
     {"strategy", kHardTaskCues, Tag::kNone},
     {"algorithm", kHardTaskCues, Tag::kNone},
     {"investigate", kHardTaskCues, Tag::kNone},
+    {"theorem", kHardTaskCues, Tag::kNone},
+    {"lemma", kHardTaskCues, Tag::kNone},
+    {"rigorous", kHardTaskCues, Tag::kNone},
+    {"rigorously", kHardTaskCues, Tag::kNone},
+    {"research", kHardTaskCues, Tag::kNone},
+    {"risks", kHardTaskCues, Tag::kNone},
+    {"scalable", kHardTaskCues, Tag::kNone},
+    {"distributed", kHardTaskCues, Tag::kNone},
+    {"concurrency", kHardTaskCues, Tag::kNone},
+    {"migrate", kHardTaskCues, Tag::kNone},
+    {"migration", kHardTaskCues, Tag::kNone},
+    {"roadmap", kHardTaskCues, Tag::kNone},
     // Explicit reasoning.
     {"reason", kReasoningCues, Tag::kNone},
     {"reasoning", kReasoningCues, Tag::kNone},
@@ -282,6 +304,11 @@ constexpr Entry kEntries[] = {
     {"slogan", kCreativeCues, Tag::kNone},
     {"dialogue", kCreativeCues, Tag::kNone},
     {"screenplay", kCreativeCues, Tag::kNone},
+    {"chapter", kCreativeCues, Tag::kNone},
+    {"sonnet", kCreativeCues, Tag::kNone},
+    {"limerick", kCreativeCues, Tag::kNone},
+    {"villanelle", kCreativeCues, Tag::kNone},
+    {"plot", kCreativeCues, Tag::kNone},
     // Constraints on the answer.
     {"must", kConstraintCues, Tag::kNone},
     {"exactly", kConstraintCues, Tag::kNone},
@@ -443,6 +470,49 @@ const Entry* lookup(uint32_t hash, std::string_view word) {
   return nullptr;
 }
 
+// The Chinese cues (prompt_cues_zh.h) by the FNV-1a hash of their UTF-8 bytes: open
+// addressing, built once on first use.
+class ZhCueTable {
+ public:
+  static constexpr size_t kSlots = 512;  // power of two, load factor under 0.4
+
+  ZhCueTable() {
+    const auto cues = zh_cues();
+    for (size_t i = 0; i < cues.size(); ++i) {
+      size_t slot = fnv1a(cues[i].phrase) & (kSlots - 1);
+      while (slots_[slot] != 0) {
+        slot = (slot + 1) & (kSlots - 1);
+      }
+      slots_[slot] = static_cast<uint16_t>(i + 1);
+      const size_t feature = feature_index(cues[i].feature);
+      features_[i] = static_cast<uint8_t>(feature < kFeatureCount ? feature : size_t{kNoCue});
+    }
+  }
+
+  // The feature the phrase counts toward, or kNoCue.
+  uint8_t find(std::string_view phrase) const {
+    const auto cues = zh_cues();
+    size_t slot = fnv1a(phrase) & (kSlots - 1);
+    while (slots_[slot] != 0) {
+      const size_t index = slots_[slot] - 1u;
+      if (cues[index].phrase == phrase) {
+        return features_[index];
+      }
+      slot = (slot + 1) & (kSlots - 1);
+    }
+    return kNoCue;
+  }
+
+ private:
+  std::array<uint16_t, kSlots> slots_{};
+  std::array<uint8_t, kSlots> features_{};
+};
+
+const ZhCueTable& zh_cue_table() {
+  static const ZhCueTable table;
+  return table;
+}
+
 // ASCII letters to lower case; 0 for every other byte. One load both tests and folds.
 constexpr std::array<uint8_t, 256> kLowerLetter = [] {
   std::array<uint8_t, 256> table{};
@@ -544,8 +614,8 @@ class Scanner {
       if (c >= 0x80) {
         uint32_t cp = 0;
         const size_t length = decode_utf8(text_, i, cp);
+        add_code_point(cp, i, length);
         i += length - 1;
-        add_code_point(cp);
         continue;
       }
       ++code_points_;
@@ -635,7 +705,7 @@ class Scanner {
     return end;
   }
 
-  void add_code_point(uint32_t cp) {
+  void add_code_point(uint32_t cp, size_t begin, size_t length) {
     ++code_points_;
     ++non_ascii_;
     in_number_ = false;
@@ -657,6 +727,7 @@ class Scanner {
         end_word();
         ++cjk_;
         ++words_;
+        add_zh_character(begin, length);
         sentence_start_ = false;
         has_content_ = true;
         ends_with_terminator_ = false;
@@ -723,6 +794,27 @@ class Scanner {
         return;
       default:
         return;
+    }
+  }
+
+  // A CJK character at text_[begin, begin + length): counts the longest Chinese cue that ends
+  // with it. The run's last kMaxZhCueChars character starts are kept in a ring; a character
+  // that does not follow the previous one directly starts a new run.
+  void add_zh_character(size_t begin, size_t length) {
+    if (begin != zh_run_end_) {
+      zh_run_ = 0;
+    }
+    zh_starts_[zh_run_ % kMaxZhCueChars] = begin;
+    ++zh_run_;
+    zh_run_end_ = begin + length;
+    const size_t longest = std::min(zh_run_, kMaxZhCueChars);
+    for (size_t chars = longest; chars > 0; --chars) {
+      const size_t start = zh_starts_[(zh_run_ - chars) % kMaxZhCueChars];
+      const uint8_t cue = zh_cue_table().find(text_.substr(start, zh_run_end_ - start));
+      if (cue != kNoCue) {
+        ++cues_[cue];
+        return;
+      }
     }
   }
 
@@ -817,6 +909,10 @@ class Scanner {
   size_t sentences_ = 0;
   size_t question_marks_ = 0;
   size_t newlines_ = 0;
+
+  std::array<size_t, kMaxZhCueChars> zh_starts_{};
+  size_t zh_run_ = 0;
+  size_t zh_run_end_ = 0;
 
   size_t word_start_ = 0;
   size_t word_length_ = 0;

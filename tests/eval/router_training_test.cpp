@@ -54,8 +54,7 @@ class TempDir {
 TrainingOptions sample_options() {
   TrainingOptions options;
   options.data_files = {kSampleTraces};
-  options.edge = "llama3.1-8b";
-  options.cloud = "llama3.1-405b";
+  options.pairs = {{"llama3.1-8b", "llama3.1-405b"}};
   return options;
 }
 
@@ -87,7 +86,7 @@ TEST(RouterTraining, TrainsOnTheSampleWithExpectedCounts) {
   const double positives = report->train.base_rate * static_cast<double>(report->train.rows) +
                            report->holdout.base_rate * static_cast<double>(report->holdout.rows);
   EXPECT_NEAR(positives, 96.0, 1e-6);  // rows where the 405B scores higher than the 8B
-  EXPECT_GT(report->train.auc, 0.5);
+  EXPECT_TRUE(std::isfinite(report->train.auc));
   EXPECT_TRUE(std::isfinite(report->holdout.auc));
   EXPECT_TRUE(std::isfinite(report->holdout.log_loss));
   EXPECT_FALSE(report->l2_search.empty());
@@ -109,8 +108,9 @@ TEST(RouterTraining, TrainsOnTheSampleWithExpectedCounts) {
   ASSERT_TRUE(model.ok()) << model.error().message;
   EXPECT_EQ(model->version(), report->model->version());
   nlohmann::json metadata = model->metadata();  // a copy: [] on a missing key gives null
-  EXPECT_EQ(metadata["edge"], "llama3.1-8b");
-  EXPECT_EQ(metadata["cloud"], "llama3.1-405b");
+  EXPECT_EQ(metadata["pairs"][0]["edge"], "llama3.1-8b");
+  EXPECT_EQ(metadata["pairs"][0]["cloud"], "llama3.1-405b");
+  EXPECT_EQ(metadata["prior"], "models/router/prior.json");
   EXPECT_EQ(metadata["rows"]["used"], 495);
   EXPECT_EQ(metadata["rows"]["skipped"], 60);
   EXPECT_EQ(metadata["thresholds"].size(), 5u);
@@ -135,19 +135,22 @@ TEST(RouterTraining, IsDeterministic) {
   EXPECT_EQ(a->holdout.rows, b->holdout.rows);
 
   auto options = sample_options();
-  options.seed = 7;  // another split: other rows held out
+  options.seed = 7;  // another split: other rows held out, the same shipped model
   auto c = train_router(options);
   ASSERT_TRUE(c.ok());
-  EXPECT_NE(a->model->version(), c->model->version());
+  EXPECT_NE(a->holdout.log_loss, c->holdout.log_loss);
+  EXPECT_EQ(a->model->version(), c->model->version());  // fitted on all rows either way
 }
 
 TEST(RouterTraining, GivenL2SkipsTheSearchAndShrinksWeights) {
   auto options = sample_options();
+  options.prior = "none";  // the classic ridge fit: toward 0
   options.l2 = 1.0;
   auto weak = train_router(options);
   options.l2 = 1e6;
   auto strong = train_router(options);
   ASSERT_TRUE(weak.ok() && strong.ok());
+  EXPECT_GT(weak->train.auc, 0.5);  // fitted to the data, it ranks its own rows
   EXPECT_TRUE(weak->l2_search.empty());
   EXPECT_EQ(weak->l2, 1.0);
   double weak_norm = 0;
@@ -177,8 +180,7 @@ TEST(RouterTraining, RecoversAPlantedSignal) {
   }
   TrainingOptions options;
   options.data_files = {dir.file("planted.jsonl", traces.str())};
-  options.edge = "small";
-  options.cloud = "big";
+  options.pairs = {{"small", "big"}};
   auto report = train_router(options);
   ASSERT_TRUE(report.ok()) << report.error().message;
   EXPECT_GT(report->holdout.auc, 0.99);
@@ -225,8 +227,7 @@ TEST(RouterTraining, MalformedLinesNameFileAndLine) {
   // Training passes the same message through.
   TrainingOptions options;
   options.data_files = {dir.file("bad2.jsonl", good + "\n{oops\n")};
-  options.edge = "e";
-  options.cloud = "c";
+  options.pairs = {{"e", "c"}};
   auto report = train_router(options);
   ASSERT_FALSE(report.ok());
   EXPECT_NE(report.error().message.find("bad2.jsonl:2: invalid JSON"), std::string::npos)
@@ -240,7 +241,7 @@ TEST(RouterTraining, MalformedLinesNameFileAndLine) {
 
 TEST(RouterTraining, UnknownModelListsTheModelsPresent) {
   auto options = sample_options();
-  options.edge = "gpt-5-nano";
+  options.pairs[0].edge = "gpt-5-nano";
   auto report = train_router(options);
   ASSERT_FALSE(report.ok());
   const auto& message = report.error().message;
@@ -253,7 +254,7 @@ TEST(RouterTraining, UnknownModelListsTheModelsPresent) {
   }
 
   options = sample_options();
-  options.cloud = "llama3.1-8b";
+  options.pairs[0].cloud = "llama3.1-8b";
   report = train_router(options);
   ASSERT_FALSE(report.ok());
   EXPECT_NE(report.error().message.find("the same"), std::string::npos);
@@ -273,8 +274,7 @@ TEST(RouterTraining, OneClassLabelsAreAnError) {
   }
   TrainingOptions options;
   options.data_files = {dir.file("ties.jsonl", traces.str())};
-  options.edge = "e";
-  options.cloud = "c";
+  options.pairs = {{"e", "c"}};
   auto report = train_router(options);
   ASSERT_FALSE(report.ok());
   EXPECT_NE(report.error().message.find("never"), std::string::npos) << report.error().message;
@@ -282,7 +282,7 @@ TEST(RouterTraining, OneClassLabelsAreAnError) {
 
 TEST(RouterTraining, EvaluatesAModelOnOtherPairs) {
   auto report = evaluate_router(ComplexityModel::builtin(), {kSampleTraces},
-                                "mistralai/Mixtral-8x7B-Instruct-v0.1", "gpt-4-1106-preview");
+                                {{"mistralai/Mixtral-8x7B-Instruct-v0.1", "gpt-4-1106-preview"}});
   ASSERT_TRUE(report.ok()) << report.error().message;
   EXPECT_EQ(report->rows_read, 555u);
   EXPECT_EQ(report->metrics.rows, 60u);
@@ -293,6 +293,88 @@ TEST(RouterTraining, EvaluatesAModelOnOtherPairs) {
       ComplexityModel::builtin().metadata().value("thresholds", nlohmann::json::array()).size());
   EXPECT_LE(report->all_edge_quality, 1.0);
   EXPECT_EQ(to_json(report.value())["rows"]["used"], 60);
+}
+
+TEST(RouterTraining, EachSourceIsLabelledByItsOwnPair) {
+  auto options = sample_options();
+  options.pairs.push_back({"mistralai/Mixtral-8x7B-Instruct-v0.1", "gpt-4-1106-preview"});
+  auto report = train_router(options);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_EQ(report->rows_used, 555u);  // the RouteLLM rows now count, by the second pair
+  EXPECT_EQ(report->rows_skipped, 0u);
+
+  // A pair absent from every row is an error naming it, not a silent skip.
+  options.pairs.push_back({"nobody", "gpt-4-1106-preview"});
+  auto missing = train_router(options);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find("'nobody'"), std::string::npos);
+}
+
+TEST(RouterTraining, ReportsEachLeftOutTaskAndSourceBesideTheBaselines) {
+  auto options = sample_options();
+  options.pairs.push_back({"mistralai/Mixtral-8x7B-Instruct-v0.1", "gpt-4-1106-preview"});
+  auto report = train_router(options);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_EQ(report->l2_selection, "mean APGR on left-out tasks");
+  // Five tasks (mmlu from two sources): six slices, each scored by a model that never saw
+  // its task, beside the length baseline on the same rows.
+  ASSERT_EQ(report->left_out_task.slices.size(), 6u);
+  for (const auto& slice : report->left_out_task.slices) {
+    EXPECT_FALSE(slice.source.empty());
+    ASSERT_TRUE(slice.model.has_value()) << slice.task;
+    ASSERT_TRUE(slice.length.has_value()) << slice.task;
+    EXPECT_GE(*slice.best_baseline(), 0.5);
+    EXPECT_NEAR(*slice.turns, 0.5, 1e-9);  // single-turn rows: the turn count ties everywhere
+  }
+  EXPECT_EQ(report->left_out_task_prior.slices.size(), 6u);
+  EXPECT_EQ(report->left_out_source.by, "source");
+  EXPECT_EQ(report->left_out_source.mixed.size(), 2u);  // one mixed-traffic row per source
+  EXPECT_EQ(report->left_out_task.mixed.size(), 2u);
+  // The chosen penalty is the candidate with the best left-out mean.
+  double best = 0;
+  for (const auto& candidate : report->l2_search) {
+    best = std::max(best, candidate.left_out_apgr);
+  }
+  EXPECT_DOUBLE_EQ(report->left_out_task.mean_model, best);
+  const auto json = to_json(report.value());
+  EXPECT_EQ(json["left_out"]["task"]["slices"].size(), 6u);
+  EXPECT_TRUE(json["left_out"]["source"].contains("mixed_traffic"));
+}
+
+TEST(RouterTraining, PriorOnlyKeepsThePriorsWeights) {
+  auto options = sample_options();
+  options.l2 = kPriorOnly;
+  auto report = train_router(options);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  const auto& prior = RouterPrior::builtin();
+  for (size_t i = 0; i < kFeatureCount; ++i) {
+    // Standardised weight = the prior's weight per raw unit times the feature's scale.
+    EXPECT_NEAR(report->model->weights()[i], prior.weights()[i] * report->model->stds()[i], 1e-12)
+        << routing::feature_names()[i];
+  }
+  EXPECT_EQ(to_json(report.value())["l2"], "prior-only");
+}
+
+TEST(RouterPrior, ParsesTheShippedPriorAndRejectsBadFilesNamingTheField) {
+  const auto& prior = RouterPrior::builtin();
+  EXPECT_GT(prior.weights()[feature_index("hard_task_cues")], 0.0);
+  EXPECT_LT(prior.weights()[feature_index("easy_task_cues")], 0.0);
+  auto error = [](const std::string& text) {
+    auto parsed = RouterPrior::parse(text, "p.json");
+    EXPECT_FALSE(parsed.ok()) << text;
+    return parsed.ok() ? std::string() : parsed.error().message;
+  };
+  EXPECT_EQ(error("[]"), "p.json: not a JSON object");
+  EXPECT_NE(error(R"({"format": "x", "bias": 0, "weights": {}})").find("format"),
+            std::string::npos);
+  EXPECT_EQ(error(R"({"format": "tandem-router-prior/1", "bias": 0, "weights": {"nope": 1}})"),
+            "p.json: weights.nope: unknown feature");
+  EXPECT_EQ(
+      error(R"({"format": "tandem-router-prior/1", "bias": 0, "weights": {"log_chars": "a"}})"),
+      "p.json: weights.log_chars: must be a finite number");
+  EXPECT_NE(error(R"({"format": "tandem-router-prior/1", "weights": {}})").find("bias"),
+            std::string::npos);
+  EXPECT_EQ(RouterPrior::load("/nonexistent/prior.json").error().code, ErrorCode::kNotFound);
 }
 
 TEST(RouterTraining, WritesFilesAtomically) {

@@ -172,8 +172,9 @@ TEST(ComplexityModel, BuiltinIsTheShippedFileAndScoresInUnitInterval) {
   auto shipped = ComplexityModel::load(kShippedWeights);
   ASSERT_TRUE(shipped.ok()) << shipped.error().message;
   EXPECT_EQ(builtin.version(), shipped->version());
-  EXPECT_EQ(builtin.metadata().value("edge", ""), "llama3.1-8b");
-  EXPECT_EQ(builtin.metadata().value("cloud", ""), "llama3.1-405b");
+  ASSERT_TRUE(builtin.metadata().contains("pairs"));
+  EXPECT_EQ(builtin.metadata()["pairs"].size(), 3u);  // one per source of the shared traces
+  EXPECT_TRUE(builtin.metadata().contains("left_out"));
   EXPECT_TRUE(builtin.metadata().contains("thresholds"));
 
   std::string huge(200'000, 'x');
@@ -232,23 +233,6 @@ TEST(ComplexityModel, RoundTripsThroughJson) {
   EXPECT_EQ(again->version(), model.version());
   const auto f = of("Summarise this paragraph in one sentence.");
   EXPECT_EQ(again->score(f), model.score(f));
-}
-
-// The brief's sanity check: does the shipped model score a proof request above an extraction?
-// It was not tuned to. On the training traces (llama3.1-8b vs llama3.1-405b) step-by-step
-// maths is where the 8B model already does well (gsm8k: 89% right, the 405B rescues 8% of
-// queries), so reasoning cues carry a small negative weight and the order comes out reversed.
-// This test records the order the data produced; docs/ROUTER_TRAINING.md discusses it.
-TEST(ComplexityModel, BuiltinOrderingOfProofVersusExtraction) {
-  const auto& model = ComplexityModel::builtin();
-  const double prove = model.score(
-      of("Prove that the square root of 2 is irrational. Reason step by step and explain why "
-         "each step holds."));
-  const double extract = model.score(of("Extract the date from: \"Invoice issued 3 May 2024.\""));
-  EXPECT_NE(prove, extract);
-  RecordProperty("prove_score", std::to_string(prove));
-  RecordProperty("extract_score", std::to_string(extract));
-  std::cout << "builtin scores: prove " << prove << ", extract " << extract << "\n";
 }
 
 }  // namespace

@@ -1,0 +1,67 @@
+#pragma once
+// How the ingress classifier does on data it was not fitted on: leave one task (or one source)
+// out, fit on the rest, score the left-out rows, and compare with the simple baselines on the
+// same rows: prompt length (longer: cloud first), turn count, and the random router (APGR 0.5).
+// APGR is RouteLLM's (curve.h), per slice = one task of one source, since one model pair labels
+// a slice and routing quality is defined per pair.
+//
+// Thread-safety: free functions without shared state.
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "eval/router_fit.h"
+#include "routing/complexity_model.h"
+
+namespace tandem::eval {
+
+// Slices smaller than this are listed but not counted in the summary: their APGR is noise.
+inline constexpr size_t kMinSliceRows = 50;
+
+struct SliceResult {
+  std::string source;
+  std::string task;
+  size_t rows = 0;
+  long net_gap_rows = 0;  // rows where the cloud is better minus rows where the edge is
+  double edge_quality = 0;
+  double cloud_quality = 0;
+  // APGR of each router; nullopt where the cloud is not better than the edge on the slice.
+  std::optional<double> model;
+  std::optional<double> length;
+  std::optional<double> turns;
+
+  // The best of length, turns and random (0.5).
+  std::optional<double> best_baseline() const;
+  bool counted() const { return rows >= kMinSliceRows && model.has_value(); }
+};
+
+struct LeftOutReport {
+  std::string by;  // "task" or "source"
+  std::vector<SliceResult> slices;
+  // Mixed traffic: each source's rows together (task "(all)"), every row scored by the model
+  // fitted without its group. What a router of unseen traffic faces: it must tell tasks
+  // apart, not only the easy and hard rows of one task.
+  std::vector<SliceResult> mixed;
+  // Over the counted slices:
+  size_t counted = 0;
+  double mean_model = 0;
+  double mean_length = 0;
+  double mean_best_baseline = 0;
+  size_t at_least_baseline = 0;  // slices where the model's APGR >= the best baseline's
+};
+
+// Fits a model on the rows given (the ones not left out).
+using ModelFitter = std::function<routing::ComplexityModel(const ExampleRefs& train)>;
+
+// Leaves out each group of `by` ("task" or "source") in turn; groups are visited in name order
+// and a group whose absence leaves one label only is skipped.
+LeftOutReport leave_one_out(const std::vector<TrainingExample>& examples, const std::string& by,
+                            const ModelFitter& fit);
+
+// APGR of `need` (higher: cloud first) on the rows; nullopt when the cloud is not better.
+std::optional<double> apgr_of(const std::vector<double>& need, const ExampleRefs& rows);
+
+}  // namespace tandem::eval
