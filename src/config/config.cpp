@@ -474,6 +474,7 @@ void parse_routing(Section s, RoutingConfig& out) {
   cascade.get("early_stop", out.cascade.early_stop);
   cascade.get("streaming", out.cascade.streaming);
   one_of(cascade, "streaming", out.cascade.streaming, {"hold", "revise"});
+  cascade.get<uint32_t>("max_hold_tokens", out.cascade.max_hold_tokens, 0, 1u << 20);
   get_weights(cascade.section("weights"), out.cascade.weights);
   get_kinds(cascade, out.cascade);
   cascade.finish();

@@ -185,6 +185,10 @@ struct CascadeConfig {             // P1: edge first, escalate on low confidence
   uint32_t min_tokens = 4;         // no early stop before this many edge tokens
   bool early_stop = true;          // stop the edge once escalation is certain
   std::string streaming = "hold";  // "hold" edge tokens until decided, or "revise"
+  // With "hold", a streaming client waits for at most this many edge tokens: the cascade
+  // decides on that prefix (escalate now, or commit and stream the edge's answer) and a later
+  // escalation goes through the revision path. 0: hold the whole answer.
+  uint32_t max_hold_tokens = 16;
   ConfidenceWeights weights;
   std::map<std::string, KindCascade> kinds;  // by query kind; absent kinds use the above
 };

@@ -80,6 +80,7 @@ enum class Tag : uint8_t {
   kFollowing,
   kYes,
   kOr,
+  kWhether,
 };
 
 struct Entry {
@@ -139,6 +140,11 @@ constexpr Entry kEntries[] = {
     {"modulo", kMathTerms, Tag::kNone},
     {"area", kMathTerms, Tag::kNone},
     {"radius", kMathTerms, Tag::kNone},
+    {"compound", kMathTerms, Tag::kNone},
+    {"compounded", kMathTerms, Tag::kNone},
+    {"interest", kMathTerms, Tag::kNone},
+    {"theorem", kMathTerms, Tag::kNone},
+    {"lemma", kMathTerms, Tag::kNone},
     {"per", kMathTerms, Tag::kNone},
     // Code vocabulary.
     {"def", kCodeKeywords, Tag::kNone},
@@ -214,6 +220,12 @@ constexpr Entry kEntries[] = {
     {"identify", kEasyTaskCues, Tag::kNone},
     {"uppercase", kEasyTaskCues, Tag::kNone},
     {"lowercase", kEasyTaskCues, Tag::kNone},
+    {"rename", kEasyTaskCues, Tag::kNone},
+    {"title", kEasyTaskCues, Tag::kNone},
+    {"topic", kEasyTaskCues, Tag::kNone},
+    {"table", kEasyTaskCues, Tag::kNone},
+    {"tabulate", kEasyTaskCues, Tag::kNone},
+    {"extracted", kEasyTaskCues, Tag::kNone},
     {"sentiment", kEasyTaskCues, Tag::kNone},
     {"spam", kEasyTaskCues, Tag::kNone},
     {"celsius", kEasyTaskCues, Tag::kNone},
@@ -226,7 +238,7 @@ constexpr Entry kEntries[] = {
     {"yes", kYesNoCues, Tag::kYes},
     {"true", kYesNoCues, Tag::kNone},
     {"false", kYesNoCues, Tag::kNone},
-    {"whether", kYesNoCues, Tag::kNone},
+    {"whether", kYesNoCues, Tag::kWhether},
     // Tasks that need planning or open-ended judgement.
     {"prove", kHardTaskCues, Tag::kNone},
     {"proof", kHardTaskCues, Tag::kNone},
@@ -257,8 +269,15 @@ constexpr Entry kEntries[] = {
     {"strategy", kHardTaskCues, Tag::kNone},
     {"algorithm", kHardTaskCues, Tag::kNone},
     {"investigate", kHardTaskCues, Tag::kNone},
-    {"theorem", kHardTaskCues, Tag::kNone},
-    {"lemma", kHardTaskCues, Tag::kNone},
+    {"draft", kHardTaskCues, Tag::kNone},
+    {"weigh", kHardTaskCues, Tag::kNone},
+    {"synthesize", kHardTaskCues, Tag::kNone},
+    {"synthesise", kHardTaskCues, Tag::kNone},
+    {"generalize", kHardTaskCues, Tag::kNone},
+    {"generalise", kHardTaskCues, Tag::kNone},
+    {"diagnose", kHardTaskCues, Tag::kNone},
+    {"troubleshoot", kHardTaskCues, Tag::kNone},
+    {"causes", kHardTaskCues, Tag::kNone},
     {"rigorous", kHardTaskCues, Tag::kNone},
     {"rigorously", kHardTaskCues, Tag::kNone},
     {"research", kHardTaskCues, Tag::kNone},
@@ -304,6 +323,11 @@ constexpr Entry kEntries[] = {
     {"slogan", kCreativeCues, Tag::kNone},
     {"dialogue", kCreativeCues, Tag::kNone},
     {"screenplay", kCreativeCues, Tag::kNone},
+    {"write", kCreativeCues, Tag::kNone},
+    {"compose", kCreativeCues, Tag::kNone},
+    {"build", kCreativeCues, Tag::kNone},
+    {"create", kCreativeCues, Tag::kNone},
+    {"develop", kCreativeCues, Tag::kNone},
     {"chapter", kCreativeCues, Tag::kNone},
     {"sonnet", kCreativeCues, Tag::kNone},
     {"limerick", kCreativeCues, Tag::kNone},
@@ -325,6 +349,9 @@ constexpr Entry kEntries[] = {
     {"concise", kConstraintCues, Tag::kNone},
     {"concisely", kConstraintCues, Tag::kNone},
     {"avoid", kConstraintCues, Tag::kNone},
+    {"preserve", kConstraintCues, Tag::kNone},
+    {"preserving", kConstraintCues, Tag::kNone},
+    {"rhyme", kConstraintCues, Tag::kNone},
     // Factoid questions.
     {"what", kFactoidCues, Tag::kNone},
     {"who", kFactoidCues, Tag::kNone},
@@ -396,6 +423,14 @@ constexpr Entry kEntries[] = {
     {"velocity", kDomainTerms, Tag::kNone},
     {"electron", kDomainTerms, Tag::kNone},
 };
+
+// The cues that name the task asked for (prompt_features.h): counted in the instruction only.
+constexpr uint8_t kInstructionCues[] = {kEasyTaskCues,  kYesNoCues,    kHardTaskCues,
+                                        kReasoningCues, kCreativeCues, kConstraintCues,
+                                        kFactoidCues};
+
+// A line longer than this is read as material (a pasted email, an article), not as the request.
+constexpr size_t kMaxInstructionLineBytes = 400;
 
 constexpr size_t kMaxWordLength = 16;  // longer words are never in the vocabulary
 constexpr size_t kSlotCount = 1024;    // power of two, load factor about 0.3
@@ -623,6 +658,7 @@ class Scanner {
       if (is_digit(c)) {
         ++digits_;
         has_content_ = true;
+        sentence_has_content_ = true;
         ends_with_terminator_ = false;
         if (!in_number_) {
           in_number_ = true;
@@ -639,6 +675,7 @@ class Scanner {
     if (has_content_ && !ends_with_terminator_) {
       ++sentences_;  // the last sentence often has no full stop
     }
+    close_line(text_.size());
   }
 
   void fill(PromptFeatures& f) const {
@@ -654,10 +691,17 @@ class Scanner {
     v[kLines] = log_count(static_cast<double>(has_content_ ? newlines_ + 1 : 0));
     v[kDigitRatio] = ratio(static_cast<double>(digits_), static_cast<double>(code_points_));
     v[kNumbers] = log_count(static_cast<double>(numbers_));
-    for (uint8_t cue : {kMathSymbols, kMathTerms, kCodeSymbols, kCodeKeywords, kEasyTaskCues,
-                        kYesNoCues, kChoiceOptions, kHardTaskCues, kReasoningCues, kCreativeCues,
-                        kConstraintCues, kFactoidCues, kNegationCues, kDomainTerms}) {
+    for (uint8_t cue : {kMathSymbols, kMathTerms, kCodeSymbols, kCodeKeywords, kChoiceOptions,
+                        kNegationCues, kDomainTerms}) {
       v[cue] = log_count(static_cast<double>(cues_[cue]));
+    }
+    // Task cues say what is asked, so they count where the asking is: the first and the last
+    // sentence, outside text after a colon (what is pasted to be classified, translated or
+    // summarised mentions "plan" or "design" without asking for one).
+    for (uint8_t cue : kInstructionCues) {
+      const bool add_last = lines_with_content_ > 1 && !first_line_short_;
+      const size_t count = first_line_cues_[cue] + (add_last ? last_line_cues_[cue] : 0);
+      v[cue] = log_count(static_cast<double>(count));
     }
     v[kNonAsciiRatio] = ratio(static_cast<double>(non_ascii_), static_cast<double>(code_points_));
     v[kCjkRatio] = ratio(static_cast<double>(cjk_), static_cast<double>(code_points_));
@@ -684,6 +728,7 @@ class Scanner {
     in_number_ = false;
     sentence_start_ = false;
     has_content_ = true;
+    sentence_has_content_ = true;
     ends_with_terminator_ = false;
     // Words longer than any vocabulary entry are hashed too (cheaper than a branch) but never
     // looked up.
@@ -720,6 +765,7 @@ class Scanner {
         ++word_length_;
         sentence_start_ = false;
         has_content_ = true;
+        sentence_has_content_ = true;
         ends_with_terminator_ = false;
         return;
       case CodePointKind::kCjk:
@@ -730,6 +776,7 @@ class Scanner {
         add_zh_character(begin, length);
         sentence_start_ = false;
         has_content_ = true;
+        sentence_has_content_ = true;
         ends_with_terminator_ = false;
         return;
       case CodePointKind::kMath:
@@ -744,11 +791,62 @@ class Scanner {
         ++sentences_;
         sentence_start_ = true;
         ends_with_terminator_ = true;
+        close_sentence();
         return;
       case CodePointKind::kSeparator:
         end_word();
+        if (cp == 0xff1a) {  // a full-width colon, as after "请翻译下面这段话："
+          in_content_ = true;
+        }
         return;
     }
+  }
+
+  // A task cue: counted over the whole text, and in the sentence unless it sits in material
+  // after a colon.
+  void count_cue(uint8_t cue) {
+    ++cues_[cue];
+    if (!in_content_) {
+      ++sentence_cues_[cue];
+    }
+  }
+
+  // Ends the sentence in progress (at a terminator, a line break or the end of the text).
+  void close_sentence() {
+    if (sentence_has_content_) {
+      if (line_sentences_ == 0) {
+        line_first_cues_ = sentence_cues_;
+      }
+      line_last_cues_ = sentence_cues_;
+      for (size_t i = 0; i < kFeatureCount; ++i) {
+        line_cues_[i] += sentence_cues_[i];
+      }
+      ++line_sentences_;
+    }
+    sentence_cues_ = {};
+    sentence_has_content_ = false;
+    in_content_ = false;
+  }
+
+  // Ends the line in progress, which ends at byte `end`. The request is the first line when
+  // it is short ("Translate this into French:" over a pasted email); a long first line is
+  // material, so the request is its first sentence and the last line (whole when short, else
+  // its last sentence: "<article>\n\nSummarise the above."). When the first line is short, a
+  // short last line is not added: pasted mail ends in short lines too ("Thanks, Anna").
+  void close_line(size_t end) {
+    close_sentence();
+    if (line_sentences_ > 0) {
+      const bool whole = end - line_begin_ <= kMaxInstructionLineBytes;
+      if (lines_with_content_ == 0) {
+        first_line_short_ = whole;
+        first_line_cues_ = whole ? line_cues_ : line_first_cues_;
+      }
+      last_line_cues_ = whole ? line_cues_ : line_last_cues_;
+      ++lines_with_content_;
+    }
+    line_cues_ = {};
+    line_sentences_ = 0;
+    line_begin_ = end + 1;
   }
 
   void add_symbol(unsigned char c, size_t i, bool after_digit) {
@@ -757,18 +855,28 @@ class Scanner {
         ++newlines_;
         line_start_ = true;
         sentence_start_ = true;
+        close_line(i);
         return;
       case '?':
         ++question_marks_;
         [[fallthrough]];
       case '.':
       case '!':
-        // A full stop inside "3.5" or "e.g." is not the end of a sentence.
-        if (i + 1 == text_.size() || is_blank(static_cast<unsigned char>(text_[i + 1])) ||
-            text_[i + 1] == '\n') {
+        // A full stop inside "3.5" or "e.g." is not the end of a sentence; one before a
+        // closing quote is ("...in 2024." Format it...).
+        if (ends_sentence(i + 1)) {
           ++sentences_;
           sentence_start_ = true;
           ends_with_terminator_ = true;
+          close_sentence();
+        }
+        return;
+      case ':':
+        // "Classify this review: ..." — what follows is the material, not the request. Not
+        // in "11:20".
+        if (!after_digit &&
+            (i + 1 == text_.size() || !is_digit(static_cast<unsigned char>(text_[i + 1])))) {
+          in_content_ = true;
         }
         return;
       case '=':
@@ -803,19 +911,33 @@ class Scanner {
   void add_zh_character(size_t begin, size_t length) {
     if (begin != zh_run_end_) {
       zh_run_ = 0;
+      zh_matched_until_ = 0;
     }
     zh_starts_[zh_run_ % kMaxZhCueChars] = begin;
     ++zh_run_;
     zh_run_end_ = begin + length;
-    const size_t longest = std::min(zh_run_, kMaxZhCueChars);
+    // Phrases do not overlap: in "翻译成" the match "翻译" leaves "译成" uncounted.
+    const size_t longest = std::min(zh_run_ - zh_matched_until_, kMaxZhCueChars);
     for (size_t chars = longest; chars > 0; --chars) {
       const size_t start = zh_starts_[(zh_run_ - chars) % kMaxZhCueChars];
       const uint8_t cue = zh_cue_table().find(text_.substr(start, zh_run_end_ - start));
       if (cue != kNoCue) {
-        ++cues_[cue];
+        count_cue(cue);
+        zh_matched_until_ = zh_run_;
         return;
       }
     }
+  }
+
+  // Whether a terminator before text_[next] ends a sentence: the text ends, or a blank or a
+  // line break follows, after any closing quotes or brackets.
+  bool ends_sentence(size_t next) const {
+    while (next < text_.size() && (text_[next] == '"' || text_[next] == '\'' ||
+                                   text_[next] == ')' || text_[next] == ']')) {
+      ++next;
+    }
+    return next == text_.size() || is_blank(static_cast<unsigned char>(text_[next])) ||
+           text_[next] == '\n';
   }
 
   // "A." "B)" "c:" "(D)" at the start of a line: a multiple-choice option.
@@ -853,7 +975,7 @@ class Scanner {
       if (const Entry* entry = lookup(word_hash_, text_.substr(word_start_, word_length_))) {
         tag = entry->tag;
         if (!count_phrase(tag) && entry->cue != kNoCue) {
-          ++cues_[entry->cue];
+          count_cue(entry->cue);
         }
       }
     }
@@ -866,7 +988,7 @@ class Scanner {
   // not counted: "at least" is a constraint, not a negation).
   bool count_phrase(Tag tag) {
     auto count = [&](uint8_t cue) {
-      ++cues_[cue];
+      count_cue(cue);
       return true;
     };
     switch (tag) {
@@ -883,6 +1005,7 @@ class Scanner {
         return previous_ == Tag::kHow && count(kMathTerms);
       case Tag::kWhy:
       case Tag::kHow:
+      case Tag::kWhether:  // "explain whether it would be enforceable": a judgement
         return previous_ == Tag::kExplain && count(kHardTaskCues);
       case Tag::kFollowing:
         return previous_ == Tag::kThe && previous2_ == Tag::kOf && count(kChoiceOptions);
@@ -910,9 +1033,25 @@ class Scanner {
   size_t question_marks_ = 0;
   size_t newlines_ = 0;
 
+  // Task cues of the sentence and the line in progress, and of the first and last lines.
+  using CueCounts = std::array<uint32_t, kFeatureCount>;
+  CueCounts sentence_cues_{};
+  CueCounts line_cues_{};
+  CueCounts line_first_cues_{};
+  CueCounts line_last_cues_{};
+  CueCounts first_line_cues_{};
+  CueCounts last_line_cues_{};
+  size_t line_sentences_ = 0;
+  size_t line_begin_ = 0;
+  size_t lines_with_content_ = 0;
+  bool first_line_short_ = false;
+  bool sentence_has_content_ = false;
+  bool in_content_ = false;
+
   std::array<size_t, kMaxZhCueChars> zh_starts_{};
   size_t zh_run_ = 0;
   size_t zh_run_end_ = 0;
+  size_t zh_matched_until_ = 0;  // characters of the run already in a counted phrase
 
   size_t word_start_ = 0;
   size_t word_length_ = 0;

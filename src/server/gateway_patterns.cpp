@@ -110,14 +110,19 @@ net::awaitable<std::optional<ApiError>> run_cascade(Gateway& gateway, Gateway::R
   if (auto* error = std::get_if<ApiError>(&generation)) {
     co_return *error;
   }
-  // Non-streaming clients see nothing until the end anyway: holding costs them nothing.
-  const bool hold = cascade.streaming == "hold" || !run.request.stream;
+  // Non-streaming clients see nothing until the end anyway: holding costs them nothing. A
+  // streaming client's hold is bounded: after max_hold_tokens the prefix decides.
+  bool hold = cascade.streaming == "hold" || !run.request.stream;
+  const size_t hold_limit =
+      run.request.stream && cascade.streaming == "hold" ? cascade.max_hold_tokens : 0;
   const auto max_tokens = static_cast<size_t>(run.request.sampling.max_tokens);
   routing::ConfidenceTracker tracker(cfg.weights, run.complexity);
   std::vector<Piece> held;
   size_t offset = 0;
   bool early_stop = false;
+  bool prefix_escalation = false;
   bool client_left = false;
+  const std::string edge_tier = "edge";
   std::string edge_text;  // hashed for the routing trace (a reviewer's answer labels it)
   const Gateway::TokenHandler on_token =
       [&](const engine::TokenEvent& event) -> net::awaitable<bool> {
@@ -139,6 +144,24 @@ net::awaitable<std::optional<ApiError>> run_cascade(Gateway& gateway, Gateway::R
             routing::ConfidenceVerdict::kEscalateCertain) {
       early_stop = true;
       co_return false;
+    }
+    if (hold && hold_limit > 0 && n >= hold_limit && n < max_tokens) {
+      // The bounded hold is over: the prefix decides. Below the threshold, escalate now;
+      // otherwise commit to the edge and stream, the rest judged at the end as in "revise".
+      if (tracker.snapshot().combined < cfg.threshold) {
+        early_stop = true;
+        prefix_escalation = true;
+        co_return false;
+      }
+      hold = false;
+      for (auto& piece : held) {
+        const bool sent = co_await emit(gateway, run, edge_tier, std::move(piece));
+        if (!sent) {
+          client_left = true;
+          co_return false;
+        }
+      }
+      held.clear();
     }
     co_return true;
   };
@@ -175,15 +198,18 @@ net::awaitable<std::optional<ApiError>> run_cascade(Gateway& gateway, Gateway::R
   }
 
   const std::string why =
-      confidence.tokens == 0
-          ? "the edge produced no tokens"
-          : (early_stop ? "escalation became certain after " + std::to_string(confidence.tokens) +
-                              " tokens: no continuation could reach confidence " +
-                              std::to_string(cfg.threshold)
-                        : "edge confidence " + std::to_string(confidence.combined) + " < " +
-                              std::to_string(cfg.threshold));
+      confidence.tokens == 0 ? "the edge produced no tokens"
+      : prefix_escalation    ? "edge confidence " + std::to_string(confidence.combined) + " < " +
+                                std::to_string(cfg.threshold) + " after the held prefix of " +
+                                std::to_string(confidence.tokens) + " tokens"
+      : early_stop
+          ? "escalation became certain after " + std::to_string(confidence.tokens) +
+                " tokens: no continuation could reach confidence " + std::to_string(cfg.threshold)
+          : "edge confidence " + std::to_string(confidence.combined) + " < " +
+                std::to_string(cfg.threshold);
   run.record.escalation = {{"reason", why},
                            {"early_stop", early_stop},
+                           {"prefix_decision", prefix_escalation},
                            {"at_token", confidence.tokens},
                            {"edge_tokens_discarded", summary.completion_tokens}};
   run.record.reasons.push_back("escalated to the cloud: " + why);

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include "routing/prompt_cues_zh.h"
+
 namespace tandem::routing {
 namespace {
 
@@ -88,8 +90,11 @@ TEST(PromptFeatures, MultipleChoiceOptionsAndYesNo) {
       of("Which of the following is NOT a prime number?\nA. 2\nB) 9\n  (C) 13\nD: 17\n"
          "Answer yes or no: is 9 prime? True or false?");
   EXPECT_EQ(feature(f, "choice_options"), log_count(5));  // four options + "of the following"
-  EXPECT_EQ(feature(f, "yes_no_cues"), log_count(4));     // "yes or no", yes, true, false
-  EXPECT_EQ(feature(f, "negation_cues"), log_count(1));   // NOT
+  // Task cues count in the request: the short first line here (tests below).
+  EXPECT_EQ(feature(f, "yes_no_cues"), 0);
+  EXPECT_EQ(feature(of("Answer yes or no: is 9 prime? True or false?"), "yes_no_cues"),
+            log_count(4));                               // "yes or no", yes, true, false
+  EXPECT_EQ(feature(f, "negation_cues"), log_count(1));  // NOT
   EXPECT_EQ(feature(f, "lines"), log_count(6));
   // An option letter must be followed by a blank: "A.I." and "B.C." are not options.
   EXPECT_EQ(feature(of("A.I. is here.\nB.C. was long ago."), "choice_options"), 0);
@@ -112,7 +117,66 @@ TEST(PromptFeatures, HardAndCreativeCues) {
   EXPECT_GE(feature(hard, "hard_task_cues"), log_count(5));  // prove design algorithm compare +
   EXPECT_GE(feature(hard, "reasoning_cues"), log_count(2));  // explain, step by step
   const auto creative = of("Write a short poem and a story about the sea.");
-  EXPECT_EQ(feature(creative, "creative_cues"), log_count(2));
+  EXPECT_EQ(feature(creative, "creative_cues"), log_count(3));  // write, poem, story
+}
+
+// Task cues name what is asked, so they count where the asking is (docs/ROUTER_TRAINING.md):
+// pasted material that mentions a plan or a design does not make a request hard.
+TEST(PromptFeatures, TaskCuesCountInTheRequestNotInPastedMaterial) {
+  const std::string email =
+      "Hi all, the design review moved the launch plan: we will analyze the strategy and "
+      "compare options next week, then write the story for the press. "
+      "Everyone must attend; no more than two people may skip. Please confirm by Friday. "
+      "The architecture diagrams are attached and the research summary follows in a separate "
+      "mail so that everybody can read it before the meeting starts on time, and the slides "
+      "will be shared in the usual folder together with the notes of the previous review.";
+  // A short first line is the request; the mail below it is material.
+  const auto first = of("What day is the meeting? Just the day.\n\n" + email);
+  EXPECT_EQ(feature(first, "hard_task_cues"), 0);
+  EXPECT_EQ(feature(first, "creative_cues"), 0);
+  EXPECT_EQ(feature(first, "factoid_cues"), log_count(1));  // what
+  // After a long first line (the material), the request is the last line.
+  const auto last = of(email + "\n\nClassify this mail as urgent or not.");
+  EXPECT_EQ(feature(last, "easy_task_cues"), log_count(1));  // classify
+  EXPECT_EQ(feature(last, "hard_task_cues"), log_count(2));  // the long line's first sentence
+  // In one line, what follows a colon is material, until the sentence ends.
+  const auto colon =
+      of("Translate into French: \"We will design and analyze the plan.\" Keep it "
+         "short.");
+  EXPECT_EQ(feature(colon, "easy_task_cues"), log_count(1));  // translate
+  EXPECT_EQ(feature(colon, "hard_task_cues"), 0);
+  EXPECT_EQ(feature(colon, "constraint_cues"), 0);
+  // Times are not colons that open material.
+  EXPECT_EQ(feature(of("At 11:20 design a plan."), "hard_task_cues"), log_count(2));
+  // Vocabulary features still read everything: the material is what the answer is about.
+  EXPECT_GT(feature(of("Summarise:\nThe patient's diagnosis and treatment."), "domain_terms"), 0);
+}
+
+TEST(PromptFeatures, ChineseCuesCountTowardTheSameFeatures) {
+  // "Prove there are infinitely many primes and explain each step" / "translate into English".
+  const auto hard = of("请证明存在无穷多个素数，并逐步解释每一步为什么成立。");
+  EXPECT_EQ(feature(hard, "hard_task_cues"), log_count(1));  // 证明
+  EXPECT_EQ(feature(hard, "reasoning_cues"), log_count(3));  // 逐步 解释 为什么
+  EXPECT_EQ(feature(hard, "math_terms"), log_count(1));      // 素数
+  const auto easy = of("把这句话翻译成英文：我们下周讨论设计方案。");
+  EXPECT_EQ(feature(easy, "easy_task_cues"), log_count(1));  // 翻译; the rest is material
+  EXPECT_EQ(feature(easy, "hard_task_cues"), 0);
+  // The longest phrase ending at a character wins: 一步一步 is one cue, not two.
+  EXPECT_EQ(feature(of("一步一步来"), "reasoning_cues"), log_count(1));
+  // Phrases do not overlap: "翻译成" is 翻译, not 翻译 and 译成.
+  EXPECT_EQ(feature(of("翻译成英文"), "easy_task_cues"), log_count(1));
+  // Cues split by other text do not match.
+  EXPECT_EQ(feature(of("证 明"), "hard_task_cues"), 0);
+}
+
+TEST(PromptFeatures, EveryChineseCueNamesAFeatureAndIsShort) {
+  std::set<std::string_view> phrases;
+  for (const auto& cue : zh_cues()) {
+    EXPECT_LT(feature_index(cue.feature), kFeatureCount) << cue.phrase;
+    EXPECT_FALSE(cue.phrase.empty());
+    EXPECT_LE(cue.phrase.size(), 3 * kMaxZhCueChars) << cue.phrase;  // CJK: 3 bytes a character
+    EXPECT_TRUE(phrases.insert(cue.phrase).second) << "duplicate " << cue.phrase;
+  }
 }
 
 TEST(PromptFeatures, CjkTextSetsLanguageFeatures) {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "common/answer_match.h"
+#include "routing/complexity_model.h"
 #include "store/trace_log.h"
 #include "test_harness.h"
 
@@ -150,7 +151,14 @@ TEST(RoutingGatewayTest, RouteEndpointExplainsWithoutGenerating) {
   EXPECT_LE(e["signals"]["complexity"]["score"].get<double>(), 1.0);
   EXPECT_FALSE(e["signals"]["complexity"]["features"].empty());
   // No threshold configured: the one the shipped weights recorded for a 30 % cloud share.
-  EXPECT_NEAR(e["thresholds"]["ingress"].get<double>(), 0.2067, 0.001);
+  double recorded = -1;
+  for (const auto& entry : routing::ComplexityModel::builtin().metadata()["thresholds"]) {
+    if (entry["cloud_share"] == 0.3) {
+      recorded = entry["threshold"].get<double>();
+    }
+  }
+  EXPECT_GT(recorded, 0.0);
+  EXPECT_DOUBLE_EQ(e["thresholds"]["ingress"].get<double>(), recorded);
   EXPECT_EQ(fault.requests_for("fault-ok"), 0);
   EXPECT_EQ(post(gateway.port(), "/v1/tandem/route", json::array()).status, 400);
 }
@@ -220,6 +228,49 @@ TEST(RoutingGatewayTest, HeldStreamShowsOnlyTheCloudAfterEscalation) {
   EXPECT_EQ(parts.revisions, 0);
   EXPECT_EQ(parts.last["tandem"]["tier"], "cloud");
   EXPECT_FALSE(parts.last["tandem"]["escalation"]["early_stop"].get<bool>());
+}
+
+// cascade.max_hold_tokens bounds what a streaming client waits for: the prefix decides.
+TEST(RoutingGatewayTest, BoundedHoldEscalatesOnAnUnsurePrefixWithoutStreamingIt) {
+  FaultUpstream fault;
+  GatewayUnderTest gateway(cloud_yaml(fault.base_url(), "fault-ok",
+                                      "  pattern: cascade\n"
+                                      "  cascade: {threshold: 0.5, streaming: hold, "
+                                      "max_hold_tokens: 4, early_stop: false, "
+                                      "weights: {bias: -10}}\n"));
+  auto r =
+      post(gateway.port(), "/v1/chat/completions", chat("tandem", "Once upon a time", 32, true));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.headers["X-Tandem-Tier"], "cloud");
+  const StreamParts parts = stream_parts(r);
+  EXPECT_EQ(parts.revisions, 0);  // nothing of the edge's was shown
+  const json& escalation = parts.last["tandem"]["escalation"];
+  EXPECT_TRUE(escalation["prefix_decision"].get<bool>()) << escalation.dump();
+  EXPECT_EQ(escalation["at_token"], 4);
+  EXPECT_LT(parts.last["tandem"]["usage"]["edge"]["completion_tokens"].get<int>(), 32);
+  EXPECT_EQ(fault.requests_for("fault-ok"), 1);
+}
+
+TEST(RoutingGatewayTest, BoundedHoldCommitsASurePrefixAndStreamsTheWholeEdgeAnswer) {
+  FaultUpstream fault;
+  GatewayUnderTest gateway(cloud_yaml(fault.base_url(), "fault-ok",
+                                      "  pattern: cascade\n"
+                                      "  cascade: {threshold: 0.5, streaming: hold, "
+                                      "max_hold_tokens: 4, weights: {bias: 10}}\n"));
+  auto streamed =
+      post(gateway.port(), "/v1/chat/completions", chat("tandem", "Once upon a time", 24, true));
+  ASSERT_EQ(streamed.status, 200) << streamed.body;
+  EXPECT_EQ(streamed.headers["X-Tandem-Tier"], "edge");
+  const StreamParts parts = stream_parts(streamed);
+  EXPECT_EQ(parts.revisions, 0);
+  EXPECT_EQ(parts.last["tandem"]["tier"], "edge");
+  EXPECT_EQ(parts.last["tandem"]["confidence"]["tokens"], 24);  // the whole answer, not the prefix
+  // The same request unstreamed gets the same words: the prefix only changed when they left.
+  auto whole =
+      post(gateway.port(), "/v1/chat/completions", chat("tandem", "Once upon a time", 24, false));
+  ASSERT_EQ(whole.status, 200) << whole.body;
+  EXPECT_EQ(parts.content, whole.json_body()["choices"][0]["message"]["content"]);
+  EXPECT_EQ(fault.requests_for("fault-ok"), 0);
 }
 
 TEST(RoutingGatewayTest, RevisedStreamMarksTheRevisionBeforeTheCloudAnswer) {
