@@ -31,6 +31,7 @@ struct CalibrateFlags {
   std::string config;
   std::string write;
   bool edge_cost_zero = false;
+  bool left_out_tasks = false;
   bool json = false;
 };
 
@@ -139,6 +140,13 @@ int run_calibrate(const CalibrateFlags& flags) {
   if (!result) {
     return fail(result.error().message);
   }
+  if (flags.left_out_tasks) {
+    auto checks = eval::check_left_out_tasks(samples.value(), options);
+    if (!checks) {
+      return fail(checks.error().message);
+    }
+    result.value().left_out_tasks = std::move(checks).value();
+  }
   result.value().notes.insert(result.value().notes.begin(), notes.begin(), notes.end());
   if (base.routing.pattern != "cascade" &&
       !(base.routing.pattern == "ingress" && base.routing.ingress.below == "cascade")) {
@@ -209,6 +217,9 @@ std::function<int()> add_calibrate_command(CLI::App& app) {
                   "place, comments kept; created when missing)");
   cmd->add_flag("--edge-cost-zero", flags->edge_cost_zero,
                 "count the edge's answers as free (on-device)");
+  cmd->add_flag("--left-out-tasks", flags->left_out_tasks,
+                "also calibrate without each task in turn and apply the result to it: how the "
+                "target holds on traffic of a kind the calibration never saw");
   cmd->add_flag("--json", flags->json, "print one JSON object");
   return [flags] { return run_calibrate(*flags); };
 }

@@ -10,12 +10,16 @@
 
 #include "cli/commands.h"
 #include "eval/router_training.h"
+#include "eval/server_traces.h"
+#include "store/trace_log.h"
 
 namespace tandem::cli {
 namespace {
 
 struct TrainFlags {
   std::vector<std::string> data;
+  std::string traces;
+  bool force = false;
   std::string edge;
   std::string cloud;
   std::vector<std::string> pairs;
@@ -153,6 +157,10 @@ void print_left_out(const eval::LeftOutReport& report, const eval::LeftOutReport
       "on %zu of %zu\n",
       report.counted, fixed(report.mean_model).c_str(), fixed(report.mean_length).c_str(),
       fixed(report.mean_best_baseline).c_str(), report.at_least_baseline, report.counted);
+  if (report.mean_incumbent) {
+    std::printf("  the shipped weights on the same slices: mean %s\n",
+                fixed(*report.mean_incumbent).c_str());
+  }
 }
 
 void print_training(const eval::TrainingReport& report, const std::string& out) {
@@ -194,15 +202,55 @@ void print_training(const eval::TrainingReport& report, const std::string& out) 
     }
     std::printf("\n");
   }
-  std::printf("wrote %s (version %s)\n", out.c_str(), std::string(report.model->version()).c_str());
+  if (!out.empty()) {
+    std::printf("wrote %s (version %s)\n", out.c_str(),
+                std::string(report.model->version()).c_str());
+  }
+}
+
+// The gateway's labelled traces as training rows; nullopt after printing why.
+std::optional<std::vector<eval::TrainingExample>> trace_examples(const std::string& path,
+                                                                 uint64_t seed) {
+  auto db = store::open_trace_database(path);
+  if (!db) {
+    std::cerr << "tandem router train: " << db.error().message << "\n";
+    return std::nullopt;
+  }
+  store::TraceLog log(std::move(db).value());
+  store::TraceQuery query;
+  query.labelled_only = true;
+  auto records = log.read(query);
+  if (!records) {
+    std::cerr << "tandem router train: " << records.error().message << "\n";
+    return std::nullopt;
+  }
+  auto server = eval::examples_from_traces(records.value(), seed);
+  std::printf("%s: %zu labelled traces (%zu without the current prompt features skipped)\n",
+              path.c_str(), server.examples.size(), server.without_features);
+  return std::move(server.examples);
 }
 
 int train(const TrainFlags& flags) {
   eval::TrainingOptions options;
   options.data_files = flags.data;
-  options.pairs = model_pairs(flags.edge, flags.cloud, flags.pairs, "train");
-  if (options.pairs.empty()) {
+  if (flags.data.empty() && flags.traces.empty()) {
+    std::cerr << "tandem router train: give --data FILES (with model pairs) or --traces DB\n";
     return 2;
+  }
+  if (!flags.data.empty()) {
+    options.pairs = model_pairs(flags.edge, flags.cloud, flags.pairs, "train");
+    if (options.pairs.empty()) {
+      return 2;
+    }
+  }
+  if (!flags.traces.empty()) {
+    auto examples = trace_examples(flags.traces, flags.seed);
+    if (!examples) {
+      return 1;
+    }
+    options.examples = std::move(examples).value();
+    // A deployment's new weights must beat the ones it runs on the kinds left out.
+    options.incumbent = &routing::ComplexityModel::builtin();
   }
   options.prior = flags.prior;
   options.holdout = flags.holdout;
@@ -227,6 +275,15 @@ int train(const TrainFlags& flags) {
   auto report = eval::train_router(options);
   if (!report) {
     std::cerr << "tandem router train: " << report.error().message << "\n";
+    return 1;
+  }
+  if (!report->accepted && !flags.force) {
+    print_training(report.value(), "");
+    std::cerr << "tandem router train: the new weights are worse than the shipped ones on the "
+                 "left-out tasks (mean APGR "
+              << fixed(report->left_out_task.mean_model) << " < "
+              << fixed(report->left_out_task.mean_incumbent.value_or(0.0))
+              << "): nothing written (--force writes them anyway)\n";
     return 1;
   }
   const auto written = eval::write_file_atomically(flags.out, report->weights_file.dump(2) + "\n");
@@ -355,8 +412,13 @@ std::function<int()> add_router_command(CLI::App& app) {
       "Fit the complexity classifier on routing traces (JSONL, 'routing trace v1') from the "
       "framework's prior, report it on left-out tasks and sources, and write its weights");
   train_cmd->add_option("--data", train_flags->data, "Trace file (repeat for several)")
-      ->required()
       ->check(CLI::ExistingFile);
+  train_cmd->add_option("--traces", train_flags->traces,
+                        "The gateway's routing database: train on its labelled traffic too "
+                        "(query kinds are the tasks left out); the weights are written only "
+                        "when they beat the shipped ones on the left-out kinds");
+  train_cmd->add_flag("--force", train_flags->force,
+                      "Write the weights even when they lose to the shipped ones");
   add_pair_options(*train_cmd, train_flags->edge, train_flags->cloud, train_flags->pairs);
   train_cmd->add_option("--out", train_flags->out, "Where to write the weights (JSON)")->required();
   train_cmd->add_option("--prior", train_flags->prior,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include "routing/confidence.h"
@@ -265,6 +266,43 @@ Result<CalibrateResult> calibrate(const std::vector<Sample>& samples,
   return result;
 }
 
+Result<std::vector<LeftOutTaskCheck>> check_left_out_tasks(const std::vector<Sample>& samples,
+                                                           const CalibrateOptions& options) {
+  std::set<std::string> tasks;
+  for (const auto& s : samples) {
+    tasks.insert(s.task);
+  }
+  if (tasks.size() < 2) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "leaving a task out needs rows of at least two tasks");
+  }
+  CalibrateOptions fit_all = options;
+  fit_all.fit_share = 1.0;  // the left-out task is the check
+  std::vector<LeftOutTaskCheck> checks;
+  for (const auto& task : tasks) {
+    std::vector<Sample> others;
+    std::vector<const Sample*> left_out;
+    for (const auto& s : samples) {
+      if (s.task == task) {
+        left_out.push_back(&s);
+      } else {
+        others.push_back(s);
+      }
+    }
+    auto fitted = calibrate(others, fit_all);
+    if (!fitted) {
+      return make_error(fitted.error().code,
+                        "leaving out task '" + task + "': " + fitted.error().message);
+    }
+    LeftOutTaskCheck check;
+    check.task = task;
+    check.realized = apply_cascade(fitted.value().cascade, left_out);
+    check.target = options.target_quality ? *options.target_quality : *options.target_cloud_share;
+    checks.push_back(std::move(check));
+  }
+  return checks;
+}
+
 std::vector<config::ConfigEdit> config_edits(const CalibrateResult& result) {
   std::vector<config::ConfigEdit> edits;
   const std::vector<std::string> cascade = {"routing", "cascade"};
@@ -318,6 +356,14 @@ ordered_json to_json(const CalibrateResult& r) {
   } else {
     target = {{"cloud_share", *r.options.target_cloud_share}};
   }
+  ordered_json left_out = ordered_json::array();
+  for (const auto& c : r.left_out_tasks) {
+    left_out.push_back({{"task", c.task},
+                        {"rows", c.realized.rows},
+                        {"quality_vs_cloud", round6(c.realized.quality_vs_cloud)},
+                        {"cloud_share", round6(c.realized.cloud_share)},
+                        {"cost_saved", round6(c.realized.cost_saved)}});
+  }
   return {{"target", target},
           {"policy", r.options.combined ? "combined" : "learned"},
           {"per_kind", r.per_kind},
@@ -333,6 +379,7 @@ ordered_json to_json(const CalibrateResult& r) {
             {"quality_vs_cloud", round6(r.check.quality_vs_cloud)},
             {"cloud_share", round6(r.check.cloud_share)},
             {"cost_saved", round6(r.check.cost_saved)}}},
+          {"left_out_tasks", left_out},
           {"cascade",
            {{"threshold", round6(r.cascade.threshold)},
             {"weights", weights_json(r.cascade.weights)},
@@ -365,6 +412,14 @@ std::string to_text(const CalibrateResult& r) {
     out << "check (" << r.check.rows << " rows not fitted on): quality "
         << r.check.quality_vs_cloud * 100 << "% of cloud, cloud share " << r.check.cloud_share
         << ", cost saved " << r.check.cost_saved * 100 << "% vs all-cloud\n";
+  }
+  if (!r.left_out_tasks.empty()) {
+    out << "each task left out (calibrated on the others, applied to it):\n";
+    for (const auto& c : r.left_out_tasks) {
+      out << "  " << c.task << " (" << c.realized.rows << " rows): quality "
+          << c.realized.quality_vs_cloud * 100 << "% of cloud, cloud share "
+          << c.realized.cloud_share << "\n";
+    }
   }
   out << "routing.cascade: threshold " << r.cascade.threshold << "\n";
   for (const auto& [kind, k] : r.cascade.kinds) {

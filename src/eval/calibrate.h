@@ -53,6 +53,14 @@ struct VariantTrial {
   double quality_vs_cloud = 0;
 };
 
+// The calibration redone without one task, applied to that task's rows: how far its promise
+// holds on traffic of a kind it never saw.
+struct LeftOutTaskCheck {
+  std::string task;
+  RealizedPoint realized;  // on the left-out task's rows
+  double target = 0;       // what was asked: a share of the cloud's quality or a cloud share
+};
+
 struct CalibrateResult {
   CalibrateOptions options;
   bool per_kind = false;
@@ -64,12 +72,18 @@ struct CalibrateResult {
   size_t check_rows = 0;
   Interval expected_quality_vs_cloud;  // on the fit rows, out of fold, with a 95% interval
   Interval expected_cloud_share;
-  RealizedPoint check;  // on the held-out rows (check_rows == 0: none)
+  RealizedPoint check;                           // on the held-out rows (check_rows == 0: none)
+  std::vector<LeftOutTaskCheck> left_out_tasks;  // with check_left_out_tasks
   std::vector<std::string> notes;
 };
 
 Result<CalibrateResult> calibrate(const std::vector<Sample>& samples,
                                   const CalibrateOptions& options);
+
+// For each task of the samples (at least two tasks): calibrates on every other task's rows
+// with the same options and applies the result to the left-out task's rows.
+Result<std::vector<LeftOutTaskCheck>> check_left_out_tasks(const std::vector<Sample>& samples,
+                                                           const CalibrateOptions& options);
 
 // The configuration edits that install the result (routing.cascade.*: threshold, weights and
 // every query kind's threshold and weights).

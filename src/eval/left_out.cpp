@@ -64,6 +64,29 @@ std::optional<double> apgr_of(const std::vector<double>& need, const ExampleRefs
   return summarize(curve, 0.0).apgr;
 }
 
+void compare_incumbent(LeftOutReport& report, const std::vector<TrainingExample>& examples,
+                       const routing::ComplexityModel& incumbent) {
+  std::map<std::string, ExampleRefs> slices;
+  for (const auto& example : examples) {
+    slices[example.source + "/" + example.task].push_back(&example);
+  }
+  double sum = 0;
+  for (auto& slice : report.slices) {
+    const ExampleRefs& rows = slices[slice.source + "/" + slice.task];
+    std::vector<double> need;
+    for (const TrainingExample* row : rows) {
+      need.push_back(incumbent.score(row->features));
+    }
+    slice.incumbent = apgr_of(need, rows);
+    if (slice.counted() && slice.incumbent) {
+      sum += *slice.incumbent;
+    }
+  }
+  if (report.counted > 0) {
+    report.mean_incumbent = sum / static_cast<double>(report.counted);
+  }
+}
+
 LeftOutReport leave_one_out(const std::vector<TrainingExample>& examples, const std::string& by,
                             const ModelFitter& fit) {
   std::map<std::string, std::map<std::string, ExampleRefs>> groups;  // group -> slice -> rows

@@ -32,6 +32,7 @@ struct SliceResult {
   std::optional<double> model;
   std::optional<double> length;
   std::optional<double> turns;
+  std::optional<double> incumbent;  // a model in service, scored as it is (compare_incumbent)
 
   // The best of length, turns and random (0.5).
   std::optional<double> best_baseline() const;
@@ -50,7 +51,8 @@ struct LeftOutReport {
   double mean_model = 0;
   double mean_length = 0;
   double mean_best_baseline = 0;
-  size_t at_least_baseline = 0;  // slices where the model's APGR >= the best baseline's
+  size_t at_least_baseline = 0;          // slices where the model's APGR >= the best baseline's
+  std::optional<double> mean_incumbent;  // over the same slices, when compared
 };
 
 // Fits a model on the rows given (the ones not left out).
@@ -60,6 +62,11 @@ using ModelFitter = std::function<routing::ComplexityModel(const ExampleRefs& tr
 // and a group whose absence leaves one label only is skipped.
 LeftOutReport leave_one_out(const std::vector<TrainingExample>& examples, const std::string& by,
                             const ModelFitter& fit);
+
+// Scores every slice of `report` with `incumbent` as it is (no refit: it was trained on other
+// data) and sets the incumbent's APGR per slice and its mean over the counted slices.
+void compare_incumbent(LeftOutReport& report, const std::vector<TrainingExample>& examples,
+                       const routing::ComplexityModel& incumbent);
 
 // APGR of `need` (higher: cloud first) on the rows; nullopt when the cloud is not better.
 std::optional<double> apgr_of(const std::vector<double>& need, const ExampleRefs& rows);

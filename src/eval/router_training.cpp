@@ -98,6 +98,9 @@ void balance_slices(std::vector<Example>& examples, size_t max_rows, size_t weig
 
 Result<Dataset> load_dataset(const std::vector<std::string>& files,
                              const std::vector<ModelPair>& pairs, double holdout, uint64_t seed) {
+  if (files.empty()) {
+    return Dataset{};
+  }
   auto loaded = load_trace_paths(files);
   if (!loaded) {
     return loaded.error();
@@ -415,7 +418,8 @@ nlohmann::ordered_json summary_json(const LeftOutReport& report) {
           {"mean_apgr", number(report.mean_model)},
           {"mean_length_apgr", number(report.mean_length)},
           {"mean_best_baseline_apgr", number(report.mean_best_baseline)},
-          {"slices_at_least_best_baseline", report.at_least_baseline}};
+          {"slices_at_least_best_baseline", report.at_least_baseline},
+          {"mean_incumbent_apgr", optional_number(report.mean_incumbent)}};
 }
 
 }  // namespace
@@ -438,6 +442,11 @@ Result<TrainingReport> train_router(const TrainingOptions& options) {
     return loaded.error();
   }
   Dataset& data = loaded.value();
+  for (TrainingExample example : options.examples) {
+    example.holdout = unit_interval(example.hash) < options.holdout;
+    data.examples.push_back(std::move(example));
+    ++data.rows_read;
+  }
   balance_slices(data.examples, options.max_slice_rows, options.slice_weight_rows);
   ExampleRefs train;
   ExampleRefs holdout;
@@ -478,6 +487,11 @@ Result<TrainingReport> train_router(const TrainingOptions& options) {
     }
   }
   report.left_out_source = leave_one_out(data.examples, "source", fitter(*prior, report.l2));
+  if (options.incumbent != nullptr && !report.left_out_task.slices.empty()) {
+    compare_incumbent(report.left_out_task, data.examples, *options.incumbent);
+    report.accepted =
+        report.left_out_task.mean_model >= report.left_out_task.mean_incumbent.value_or(0.0);
+  }
 
   // The in-distribution figures: fitted on the training split, measured on the holdout,
   // through ComplexityModel::score, the code path that routes real requests.
@@ -647,6 +661,7 @@ nlohmann::ordered_json to_json(const TrainingReport& report) {
                       {"cv_auc", number(candidate.cv_auc)},
                       {"left_out_task_mean_apgr", number(candidate.left_out_apgr)}});
   }
+  out["accepted"] = report.accepted;
   out["left_out"] = {{"task", to_json(report.left_out_task)},
                      {"task_prior_only", to_json(report.left_out_task_prior)},
                      {"source", to_json(report.left_out_source)}};
@@ -681,6 +696,7 @@ nlohmann::ordered_json to_json(const LeftOutReport& report) {
                                   {"length_apgr", optional_number(slice.length)},
                                   {"turns_apgr", optional_number(slice.turns)},
                                   {"best_baseline_apgr", optional_number(slice.best_baseline())},
+                                  {"incumbent_apgr", optional_number(slice.incumbent)},
                                   {"counted", slice.counted()}};
   };
   auto& slices = out["slices"] = nlohmann::ordered_json::array();

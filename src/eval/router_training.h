@@ -41,6 +41,12 @@ struct ModelPair {
 
 struct TrainingOptions {
   std::vector<std::string> data_files;
+  // Labelled rows from elsewhere, used beside the files: the gateway's own traces
+  // (server_traces.h), where the label is the edge answer's judged quality.
+  std::vector<TrainingExample> examples;
+  // The model in service: scored as it is on the same left-out slices; the new weights are
+  // accepted only when their left-out mean APGR is at least its.
+  const ComplexityModel* incumbent = nullptr;
   std::vector<ModelPair> pairs;  // a row is labelled by the first pair it has both models of
   // L2 penalty on the correction to the prior (objective: weighted sum of log-losses +
   // l2/2 * |w - prior|^2); kPriorOnly keeps the prior. nullopt: chosen from kL2Grid by the mean
@@ -106,6 +112,7 @@ struct TrainingReport {
   LeftOutReport left_out_task;
   LeftOutReport left_out_task_prior;
   LeftOutReport left_out_source;
+  bool accepted = true;  // false: worse than the incumbent on the left-out tasks
   size_t rows_read = 0;
   size_t rows_used = 0;
   size_t rows_skipped = 0;  // missing the edge's or the cloud's score

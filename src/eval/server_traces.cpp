@@ -1,5 +1,7 @@
 #include "eval/server_traces.h"
 
+#include <algorithm>
+
 #include "eval/trace_data.h"
 
 namespace tandem::eval {
@@ -30,6 +32,37 @@ ServerSamples samples_from_traces(const std::vector<store::TraceRecord>& records
         r.confidence->mean_logprob, r.confidence->min_logprob, r.confidence->mean_entropy,
         r.confidence->mean_margin, static_cast<double>(r.confidence->tokens)};
     out.samples.push_back(std::move(s));
+  }
+  return out;
+}
+
+ServerExamples examples_from_traces(const std::vector<store::TraceRecord>& records, uint64_t seed) {
+  ServerExamples out;
+  out.rows_read = records.size();
+  const size_t log_chars = routing::feature_index("log_chars");
+  const size_t log_turns = routing::feature_index("log_turns");
+  for (const auto& r : records) {
+    if (!r.edge_good) {
+      ++out.unlabelled;
+      continue;
+    }
+    if (r.features.size() != routing::kFeatureCount) {
+      ++out.without_features;
+      continue;
+    }
+    TrainingExample example;
+    std::copy(r.features.begin(), r.features.end(), example.features.values.begin());
+    example.edge = *r.edge_good ? 1.0 : 0.0;
+    example.cloud = 1.0;  // the reference the edge was judged against
+    example.label = *r.edge_good ? 0 : 1;
+    const std::string id = r.request_id.empty() ? "trace-" + std::to_string(r.id) : r.request_id;
+    example.hash = row_hash(id, seed);
+    example.source = "traces";
+    example.task = r.kind.empty() ? "open" : r.kind;
+    // The baselines' orderings: log(1 + n) is monotone in n, so the logs serve.
+    example.chars = example.features.values[log_chars];
+    example.turns = example.features.values[log_turns];
+    out.examples.push_back(std::move(example));
   }
   return out;
 }

@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include "eval/router_fit.h"
 #include "eval/samples.h"
 #include "store/trace_log.h"
 
@@ -19,5 +20,17 @@ struct ServerSamples {
 };
 
 ServerSamples samples_from_traces(const std::vector<store::TraceRecord>& records, uint64_t seed);
+
+struct ServerExamples {
+  std::vector<TrainingExample> examples;
+  size_t rows_read = 0;
+  size_t unlabelled = 0;        // no edge_good label
+  size_t without_features = 0;  // recorded without the classifier's features, or another set
+};
+
+// Labelled traces as classifier training rows (`tandem router train --traces`): the recorded
+// prompt features, "the cloud is needed" when the edge's answer was judged bad, the query kind
+// as the task (what the left-out checks leave out) and "traces" as the source.
+ServerExamples examples_from_traces(const std::vector<store::TraceRecord>& records, uint64_t seed);
 
 }  // namespace tandem::eval

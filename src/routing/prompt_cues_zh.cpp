@@ -95,6 +95,7 @@ constexpr ZhCue kCues[] = {
     {"批判", "hard_task_cues"},
     {"排查", "hard_task_cues"},
     {"该不该", "hard_task_cues"},
+    {"要不要", "hard_task_cues"},
     {"取舍", "hard_task_cues"},
     // Explicit reasoning.
     {"为什么", "reasoning_cues"},
@@ -112,6 +113,7 @@ constexpr ZhCue kCues[] = {
     {"逻辑", "reasoning_cues"},
     {"如何", "reasoning_cues"},
     {"怎样", "reasoning_cues"},
+    {"怎么", "reasoning_cues"},
     // Open-ended generation.
     {"故事", "creative_cues"},
     {"小说", "creative_cues"},

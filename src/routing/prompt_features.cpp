@@ -429,8 +429,9 @@ constexpr uint8_t kInstructionCues[] = {kEasyTaskCues,  kYesNoCues,    kHardTask
                                         kReasoningCues, kCreativeCues, kConstraintCues,
                                         kFactoidCues};
 
-// A line longer than this is read as material (a pasted email, an article), not as the request.
-constexpr size_t kMaxInstructionLineBytes = 400;
+// A line longer than this many characters is read as material (a pasted email, an article),
+// not as the request. Characters, not bytes: a Chinese request is three bytes a character.
+constexpr size_t kMaxInstructionLineChars = 400;
 
 constexpr size_t kMaxWordLength = 16;  // longer words are never in the vocabulary
 constexpr size_t kSlotCount = 1024;    // power of two, load factor about 0.3
@@ -675,7 +676,7 @@ class Scanner {
     if (has_content_ && !ends_with_terminator_) {
       ++sentences_;  // the last sentence often has no full stop
     }
-    close_line(text_.size());
+    close_line();
   }
 
   void fill(PromptFeatures& f) const {
@@ -828,15 +829,15 @@ class Scanner {
     in_content_ = false;
   }
 
-  // Ends the line in progress, which ends at byte `end`. The request is the first line when
-  // it is short ("Translate this into French:" over a pasted email); a long first line is
-  // material, so the request is its first sentence and the last line (whole when short, else
-  // its last sentence: "<article>\n\nSummarise the above."). When the first line is short, a
-  // short last line is not added: pasted mail ends in short lines too ("Thanks, Anna").
-  void close_line(size_t end) {
+  // Ends the line in progress (at a line break, counted, or the end of the text). The request is
+  // the first line when it is short ("Translate this into French:" over a pasted email); a long
+  // first line is material, so the request is its first sentence and the last line (whole when
+  // short, else its last sentence: "<article>\n\nSummarise the above."). When the first line is
+  // short, a short last line is not added: pasted mail ends in short lines too ("Thanks, Anna").
+  void close_line() {
     close_sentence();
     if (line_sentences_ > 0) {
-      const bool whole = end - line_begin_ <= kMaxInstructionLineBytes;
+      const bool whole = code_points_ - line_begin_ <= kMaxInstructionLineChars;
       if (lines_with_content_ == 0) {
         first_line_short_ = whole;
         first_line_cues_ = whole ? line_cues_ : line_first_cues_;
@@ -846,7 +847,7 @@ class Scanner {
     }
     line_cues_ = {};
     line_sentences_ = 0;
-    line_begin_ = end + 1;
+    line_begin_ = code_points_;
   }
 
   void add_symbol(unsigned char c, size_t i, bool after_digit) {
@@ -855,7 +856,7 @@ class Scanner {
         ++newlines_;
         line_start_ = true;
         sentence_start_ = true;
-        close_line(i);
+        close_line();
         return;
       case '?':
         ++question_marks_;
@@ -1042,7 +1043,7 @@ class Scanner {
   CueCounts first_line_cues_{};
   CueCounts last_line_cues_{};
   size_t line_sentences_ = 0;
-  size_t line_begin_ = 0;
+  size_t line_begin_ = 0;  // code_points_ where the line in progress began
   size_t lines_with_content_ = 0;
   bool first_line_short_ = false;
   bool sentence_has_content_ = false;

@@ -53,6 +53,33 @@ TEST(Calibrate, TargetQualityHoldsOnRowsItDidNotFitOn) {
   EXPECT_GT(result->calibration.pooled.mean_logprob, 0.5);
 }
 
+TEST(Calibrate, LeavesEachTaskOutAndAppliesTheRestsCalibrationToIt) {
+  auto samples = synthetic(3000, 2);
+  for (size_t i = 0; i < samples.size(); ++i) {
+    samples[i].task = i % 3 == 0 ? "alpha" : (i % 3 == 1 ? "beta" : "gamma");
+  }
+  CalibrateOptions options;
+  options.target_quality = 0.95;
+  auto checks = check_left_out_tasks(samples, options);
+  ASSERT_TRUE(checks) << checks.error().message;
+  ASSERT_EQ(checks->size(), 3u);
+  size_t rows = 0;
+  for (const auto& check : checks.value()) {
+    rows += check.realized.rows;
+    EXPECT_EQ(check.target, 0.95);
+    // The three tasks are drawn alike: what holds on two holds on the third, within noise.
+    EXPECT_NEAR(check.realized.quality_vs_cloud, 0.95, 0.03) << check.task;
+  }
+  EXPECT_EQ(rows, samples.size());
+  // One task cannot be left out.
+  for (auto& sample : samples) {
+    sample.task = "alpha";
+  }
+  auto single = check_left_out_tasks(samples, options);
+  ASSERT_FALSE(single);
+  EXPECT_NE(single.error().message.find("at least two tasks"), std::string::npos);
+}
+
 TEST(Calibrate, TargetCloudShare) {
   const auto samples = synthetic(4000, 2);
   CalibrateOptions options;

@@ -56,13 +56,28 @@ TEST(Evaluate, EveryPolicyByDefaultAndTasksOnRequest) {
   o.by_task = true;
   auto report = evaluate(o);
   ASSERT_TRUE(report) << report.error().message;
-  for (const char* name : {"confidence", "learned", "classifier", "combined", "random", "oracle"}) {
+  for (const char* name :
+       {"confidence", "learned", "classifier", "combined", "length", "random", "oracle"}) {
     EXPECT_TRUE(find(report->policies, name).available) << name;
   }
+  EXPECT_EQ(find(report->policies, "learned").weights, "cross-fitted (5 folds by row id)");
   ASSERT_EQ(report->tasks.size(), 2u);
   EXPECT_EQ(report->tasks[0].task, "t1");
   EXPECT_EQ(report->tasks[0].rows, 2u);
   EXPECT_EQ(report->tasks[1].rows, 3u);
+}
+
+TEST(Evaluate, LeftOutTasksCrossFitsTheLearnedPolicyByTask) {
+  EvalOptions o = tiny();
+  o.left_out_tasks = true;
+  auto report = evaluate(o);
+  ASSERT_TRUE(report) << report.error().message;
+  EXPECT_EQ(find(report->policies, "learned").weights, "cross-fitted (each task left out)");
+  EXPECT_EQ(find(report->policies, "combined").weights, "cross-fitted (each task left out)");
+  // The baselines do not depend on the folds.
+  EXPECT_EQ(find(report->policies, "length").weights, "none: the prompt's length");
+  const auto j = to_json(report.value());
+  EXPECT_TRUE(j["baselines"].contains("length"));
 }
 
 TEST(Evaluate, ConfigReportsTheOperatingPoint) {

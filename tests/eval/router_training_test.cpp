@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "eval/server_traces.h"
+
 namespace tandem::eval {
 namespace {
 
@@ -353,6 +355,75 @@ TEST(RouterTraining, PriorOnlyKeepsThePriorsWeights) {
         << routing::feature_names()[i];
   }
   EXPECT_EQ(to_json(report.value())["l2"], "prior-only");
+}
+
+// A deployment's labelled traffic as the gateway records it: prompt features, the query kind
+// and whether the edge's answer was judged good. Proof requests are where the edge fails.
+std::vector<store::TraceRecord> planted_traces() {
+  const char* kinds[] = {"math", "factoid", "open", "code"};
+  std::vector<store::TraceRecord> records;
+  for (int i = 0; i < 400; ++i) {
+    store::TraceRecord r;
+    r.id = i;
+    r.request_id = "chatcmpl-" + std::to_string(i);
+    r.kind = kinds[i % 4];
+    const bool hard = i % 3 == 0;
+    const std::string prompt = hard ? "Prove the lemma number " + std::to_string(i) + "."
+                                    : "Tell me about item number " + std::to_string(i) + ".";
+    const auto features = of(prompt);
+    r.features.assign(features.values.begin(), features.values.end());
+    r.edge_good = !hard;
+    records.push_back(std::move(r));
+  }
+  store::TraceRecord unlabelled;
+  unlabelled.features.assign(kFeatureCount, 0.0f);
+  records.push_back(unlabelled);
+  store::TraceRecord old_features;  // recorded by a version with another feature set
+  old_features.edge_good = true;
+  old_features.features.assign(3, 0.0f);
+  records.push_back(old_features);
+  return records;
+}
+
+TEST(RouterTraining, LearnsFromTheGatewaysLabelledTraces) {
+  const auto server = examples_from_traces(planted_traces(), 0);
+  EXPECT_EQ(server.rows_read, 402u);
+  EXPECT_EQ(server.unlabelled, 1u);
+  EXPECT_EQ(server.without_features, 1u);
+  ASSERT_EQ(server.examples.size(), 400u);
+  EXPECT_EQ(server.examples[0].label, 1);  // "Prove...": the edge failed, the cloud was needed
+  EXPECT_EQ(server.examples[1].label, 0);
+  EXPECT_EQ(server.examples[1].task, "factoid");
+  EXPECT_EQ(server.examples[1].source, "traces");
+
+  // An incumbent that ranks backwards: the new weights beat it on every kind left out.
+  const auto& builtin = ComplexityModel::builtin();
+  auto inverted_weights = builtin.weights();
+  for (auto& w : inverted_weights) {
+    w = -w;
+  }
+  const auto inverted = ComplexityModel::from_parameters(
+      builtin.means(), builtin.stds(), inverted_weights, builtin.bias(), nlohmann::json::object());
+  TrainingOptions options;
+  options.examples = server.examples;
+  options.incumbent = &inverted;
+  auto report = train_router(options);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_EQ(report->rows_used, 400u);
+  EXPECT_EQ(report->left_out_task.slices.size(), 4u);  // one per kind
+  ASSERT_TRUE(report->left_out_task.mean_incumbent.has_value());
+  EXPECT_GT(report->left_out_task.mean_model, *report->left_out_task.mean_incumbent);
+  EXPECT_TRUE(report->accepted);
+  EXPECT_TRUE(to_json(report.value())["accepted"].get<bool>());
+
+  // Against itself as the incumbent, a fit can only tie or lose out of sample: accepted means
+  // "at least as good", measured, never assumed.
+  const ComplexityModel fitted = *report->model;
+  options.incumbent = &fitted;
+  auto again = train_router(options);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->accepted,
+            again->left_out_task.mean_model >= *again->left_out_task.mean_incumbent);
 }
 
 TEST(RouterPrior, ParsesTheShippedPriorAndRejectsBadFilesNamingTheField) {
