@@ -81,6 +81,9 @@ enum class Tag : uint8_t {
   kYes,
   kOr,
   kWhether,
+  kJudge,  // assess, evaluate, determine, decide: "assess whether" asks for a judgement
+  kTrade,
+  kOffs,
 };
 
 struct Entry {
@@ -251,8 +254,9 @@ constexpr Entry kEntries[] = {
     {"analyse", kHardTaskCues, Tag::kNone},
     {"analyze", kHardTaskCues, Tag::kNone},
     {"analysis", kHardTaskCues, Tag::kNone},
-    {"evaluate", kHardTaskCues, Tag::kNone},
-    {"assess", kHardTaskCues, Tag::kNone},
+    {"evaluate", kHardTaskCues, Tag::kJudge},
+    {"assess", kHardTaskCues, Tag::kJudge},
+    {"reconcile", kHardTaskCues, Tag::kNone},
     {"critique", kHardTaskCues, Tag::kNone},
     {"compare", kHardTaskCues, Tag::kNone},
     {"contrast", kHardTaskCues, Tag::kNone},
@@ -265,6 +269,10 @@ constexpr Entry kEntries[] = {
     {"justify", kHardTaskCues, Tag::kNone},
     {"argue", kHardTaskCues, Tag::kNone},
     {"tradeoff", kHardTaskCues, Tag::kNone},
+    {"trade", kNoCue, Tag::kTrade},
+    {"offs", kNoCue, Tag::kOffs},
+    {"determine", kNoCue, Tag::kJudge},
+    {"decide", kNoCue, Tag::kJudge},
     {"tradeoffs", kHardTaskCues, Tag::kNone},
     {"strategy", kHardTaskCues, Tag::kNone},
     {"algorithm", kHardTaskCues, Tag::kNone},
@@ -506,49 +514,6 @@ const Entry* lookup(uint32_t hash, std::string_view word) {
   return nullptr;
 }
 
-// The Chinese cues (prompt_cues_zh.h) by the FNV-1a hash of their UTF-8 bytes: open
-// addressing, built once on first use.
-class ZhCueTable {
- public:
-  static constexpr size_t kSlots = 512;  // power of two, load factor under 0.4
-
-  ZhCueTable() {
-    const auto cues = zh_cues();
-    for (size_t i = 0; i < cues.size(); ++i) {
-      size_t slot = fnv1a(cues[i].phrase) & (kSlots - 1);
-      while (slots_[slot] != 0) {
-        slot = (slot + 1) & (kSlots - 1);
-      }
-      slots_[slot] = static_cast<uint16_t>(i + 1);
-      const size_t feature = feature_index(cues[i].feature);
-      features_[i] = static_cast<uint8_t>(feature < kFeatureCount ? feature : size_t{kNoCue});
-    }
-  }
-
-  // The feature the phrase counts toward, or kNoCue.
-  uint8_t find(std::string_view phrase) const {
-    const auto cues = zh_cues();
-    size_t slot = fnv1a(phrase) & (kSlots - 1);
-    while (slots_[slot] != 0) {
-      const size_t index = slots_[slot] - 1u;
-      if (cues[index].phrase == phrase) {
-        return features_[index];
-      }
-      slot = (slot + 1) & (kSlots - 1);
-    }
-    return kNoCue;
-  }
-
- private:
-  std::array<uint16_t, kSlots> slots_{};
-  std::array<uint8_t, kSlots> features_{};
-};
-
-const ZhCueTable& zh_cue_table() {
-  static const ZhCueTable table;
-  return table;
-}
-
 // ASCII letters to lower case; 0 for every other byte. One load both tests and folds.
 constexpr std::array<uint8_t, 256> kLowerLetter = [] {
   std::array<uint8_t, 256> table{};
@@ -630,10 +595,98 @@ size_t decode_utf8(std::string_view text, size_t i, uint32_t& cp) {
   return length;
 }
 
+// The Chinese cues (prompt_cues_zh.h) by the FNV-1a hash of their UTF-8 bytes: open
+// addressing, built once on first use.
+class ZhCueTable {
+ public:
+  static constexpr size_t kSlots = 512;  // power of two, load factor under 0.4
+
+  ZhCueTable() {
+    const auto cues = zh_cues();
+    for (size_t i = 0; i < cues.size(); ++i) {
+      size_t slot = fnv1a(cues[i].phrase) & (kSlots - 1);
+      while (slots_[slot] != 0) {
+        slot = (slot + 1) & (kSlots - 1);
+      }
+      slots_[slot] = static_cast<uint16_t>(i + 1);
+      const size_t feature = feature_index(cues[i].feature);
+      features_[i] = static_cast<uint8_t>(feature < kFeatureCount ? feature : size_t{kNoCue});
+      const auto [previous, last] = last_two_code_points(cues[i].phrase);
+      if (previous == 0) {
+        set(singles_, last);
+      } else {
+        set(pairs_, pair_key(previous, last));
+      }
+    }
+  }
+
+  // Filters that let most characters skip the lookups (Chinese text costs a bit test or two
+  // per character, not four hashes): whether a one-character phrase is this character, and
+  // whether a longer phrase may end with these two (false positives only cost a lookup).
+  bool may_be_a_phrase(uint32_t cp) const { return test(singles_, cp); }
+  bool may_end_a_phrase(uint32_t previous, uint32_t cp) const {
+    return test(pairs_, pair_key(previous, cp));
+  }
+
+  // The feature the phrase counts toward, or kNoCue.
+  uint8_t find(std::string_view phrase) const {
+    const auto cues = zh_cues();
+    size_t slot = fnv1a(phrase) & (kSlots - 1);
+    while (slots_[slot] != 0) {
+      const size_t index = slots_[slot] - 1u;
+      if (cues[index].phrase == phrase) {
+        return features_[index];
+      }
+      slot = (slot + 1) & (kSlots - 1);
+    }
+    return kNoCue;
+  }
+
+ private:
+  static constexpr uint32_t kFilterBits = 0x10000;
+  using Filter = std::array<uint64_t, kFilterBits / 64>;
+
+  static uint32_t pair_key(uint32_t previous, uint32_t cp) {
+    return (previous * 31u + cp) & (kFilterBits - 1);
+  }
+  static void set(Filter& filter, uint32_t key) {
+    key &= kFilterBits - 1;
+    filter[key / 64] |= uint64_t{1} << (key % 64);
+  }
+  static bool test(const Filter& filter, uint32_t key) {
+    key &= kFilterBits - 1;
+    return (filter[key / 64] >> (key % 64) & 1) != 0;
+  }
+
+  // The last two code points of a phrase (0 for the first when it has one); the phrases are
+  // valid UTF-8 by construction.
+  static std::pair<uint32_t, uint32_t> last_two_code_points(std::string_view text) {
+    uint32_t previous = 0;
+    uint32_t last = 0;
+    for (size_t i = 0; i < text.size();) {
+      uint32_t cp = 0;
+      i += decode_utf8(text, i, cp);
+      previous = last;
+      last = cp;
+    }
+    return {previous, last};
+  }
+
+  std::array<uint16_t, kSlots> slots_{};
+  std::array<uint8_t, kSlots> features_{};
+  Filter singles_{};
+  Filter pairs_{};
+};
+
+const ZhCueTable& zh_cue_table() {
+  static const ZhCueTable table;
+  return table;
+}
+
 // One pass over the last user message. Counts only; extract_features turns them into values.
 class Scanner {
  public:
-  explicit Scanner(std::string_view text) : text_(text) {}
+  explicit Scanner(std::string_view text) : text_(text), zh_cues_(zh_cue_table()) {}
 
   void run() {
     const size_t n = text_.size();
@@ -774,7 +827,7 @@ class Scanner {
         end_word();
         ++cjk_;
         ++words_;
-        add_zh_character(begin, length);
+        add_zh_character(cp, begin, length);
         sentence_start_ = false;
         has_content_ = true;
         sentence_has_content_ = true;
@@ -909,7 +962,7 @@ class Scanner {
   // A CJK character at text_[begin, begin + length): counts the longest Chinese cue that ends
   // with it. The run's last kMaxZhCueChars character starts are kept in a ring; a character
   // that does not follow the previous one directly starts a new run.
-  void add_zh_character(size_t begin, size_t length) {
+  void add_zh_character(uint32_t cp, size_t begin, size_t length) {
     if (begin != zh_run_end_) {
       zh_run_ = 0;
       zh_matched_until_ = 0;
@@ -917,11 +970,18 @@ class Scanner {
     zh_starts_[zh_run_ % kMaxZhCueChars] = begin;
     ++zh_run_;
     zh_run_end_ = begin + length;
+    const uint32_t previous = zh_previous_;
+    zh_previous_ = cp;
     // Phrases do not overlap: in "翻译成" the match "翻译" leaves "译成" uncounted.
-    const size_t longest = std::min(zh_run_ - zh_matched_until_, kMaxZhCueChars);
-    for (size_t chars = longest; chars > 0; --chars) {
+    const size_t room = std::min(zh_run_ - zh_matched_until_, kMaxZhCueChars);
+    const bool longer = room >= 2 && zh_cues_.may_end_a_phrase(previous, cp);
+    const bool single = zh_cues_.may_be_a_phrase(cp);
+    if (!longer && !single) {
+      return;
+    }
+    for (size_t chars = longer ? room : 1; chars > 0; --chars) {
       const size_t start = zh_starts_[(zh_run_ - chars) % kMaxZhCueChars];
-      const uint8_t cue = zh_cue_table().find(text_.substr(start, zh_run_end_ - start));
+      const uint8_t cue = zh_cues_.find(text_.substr(start, zh_run_end_ - start));
       if (cue != kNoCue) {
         count_cue(cue);
         zh_matched_until_ = zh_run_;
@@ -1006,8 +1066,11 @@ class Scanner {
         return previous_ == Tag::kHow && count(kMathTerms);
       case Tag::kWhy:
       case Tag::kHow:
-      case Tag::kWhether:  // "explain whether it would be enforceable": a judgement
         return previous_ == Tag::kExplain && count(kHardTaskCues);
+      case Tag::kWhether:  // "explain (assess, determine) whether it would be enforceable"
+        return (previous_ == Tag::kExplain || previous_ == Tag::kJudge) && count(kHardTaskCues);
+      case Tag::kOffs:  // "trade-offs", "trade offs"
+        return previous_ == Tag::kTrade && count(kHardTaskCues);
       case Tag::kFollowing:
         return previous_ == Tag::kThe && previous2_ == Tag::kOf && count(kChoiceOptions);
       case Tag::kNo:
@@ -1019,6 +1082,7 @@ class Scanner {
   }
 
   std::string_view text_;
+  const ZhCueTable& zh_cues_;
   std::array<size_t, kFeatureCount> cues_{};
   size_t code_points_ = 0;
   size_t non_ascii_ = 0;
@@ -1053,6 +1117,7 @@ class Scanner {
   size_t zh_run_ = 0;
   size_t zh_run_end_ = 0;
   size_t zh_matched_until_ = 0;  // characters of the run already in a counted phrase
+  uint32_t zh_previous_ = 0;     // the run's previous character
 
   size_t word_start_ = 0;
   size_t word_length_ = 0;
