@@ -126,32 +126,29 @@ void print_left_out(const eval::LeftOutReport& report, const eval::LeftOutReport
       report.by.c_str(), eval::kMinSliceRows);
   std::printf("  %-44s %6s %5s %7s %7s %7s %7s\n", "source / task", "rows", "net", "router",
               prior != nullptr ? "prior" : "", "length", "best");
-  for (size_t i = 0; i < report.slices.size(); ++i) {
-    const auto& slice = report.slices[i];
+  // One row per slice; `prior_slices` are the prior's figures for the same slices, if any.
+  auto print_rows = [](const std::vector<eval::SliceResult>& slices,
+                       const std::vector<eval::SliceResult>* prior_slices, bool mixed) {
     auto text = [](const std::optional<double>& value) {
       return value ? fixed(*value) : std::string("n/a");
     };
-    const std::string prior_text =
-        prior != nullptr && i < prior->slices.size() ? text(prior->slices[i].model) : "";
-    const bool below = slice.counted() && *slice.model < *slice.best_baseline();
-    std::printf("  %-44s %6zu %5ld %7s %7s %7s %7s%s%s\n",
-                (slice.source + " / " + slice.task).substr(0, 44).c_str(), slice.rows,
-                slice.net_gap_rows, text(slice.model).c_str(), prior_text.c_str(),
-                text(slice.length).c_str(), text(slice.best_baseline()).c_str(), below ? " *" : "",
-                slice.counted() ? "" : " (not counted)");
-  }
-  for (size_t i = 0; i < report.mixed.size(); ++i) {
-    const auto& slice = report.mixed[i];
-    auto text = [](const std::optional<double>& value) {
-      return value ? fixed(*value) : std::string("n/a");
-    };
-    const std::string prior_text =
-        prior != nullptr && i < prior->mixed.size() ? text(prior->mixed[i].model) : "";
-    std::printf("  %-44s %6zu %5ld %7s %7s %7s %7s  (mixed traffic)\n",
-                (slice.source + " / all tasks").substr(0, 44).c_str(), slice.rows,
-                slice.net_gap_rows, text(slice.model).c_str(), prior_text.c_str(),
-                text(slice.length).c_str(), text(slice.best_baseline()).c_str());
-  }
+    for (size_t i = 0; i < slices.size(); ++i) {
+      const auto& slice = slices[i];
+      const std::string prior_text =
+          prior_slices != nullptr && i < prior_slices->size() ? text((*prior_slices)[i].model) : "";
+      const bool below = !mixed && slice.counted() && *slice.model < *slice.best_baseline();
+      const std::string note = mixed              ? "  (mixed traffic)"
+                               : !slice.counted() ? " (not counted)"
+                                                  : "";
+      std::printf("  %-44s %6zu %5ld %7s %7s %7s %7s%s%s\n",
+                  (slice.source + " / " + (mixed ? "all tasks" : slice.task)).substr(0, 44).c_str(),
+                  slice.rows, slice.net_gap_rows, text(slice.model).c_str(), prior_text.c_str(),
+                  text(slice.length).c_str(), text(slice.best_baseline()).c_str(),
+                  below ? " *" : "", note.c_str());
+    }
+  };
+  print_rows(report.slices, prior != nullptr ? &prior->slices : nullptr, false);
+  print_rows(report.mixed, prior != nullptr ? &prior->mixed : nullptr, true);
   std::printf(
       "  mean over %zu slices: router %s, length %s, best baseline %s; router >= best baseline "
       "on %zu of %zu\n",

@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "eval/curve.h"
 #include "routing/confidence.h"
 #include "routing/policy.h"
 
@@ -78,6 +79,37 @@ Interval percentile_interval(double estimate, std::vector<double> draws) {
   return {estimate, at(0.025), at(0.975)};
 }
 
+ordered_json hindsight_json(const HindsightShares& h) {
+  auto share = [](const std::optional<double>& v) {
+    return v ? ordered_json(round6(*v)) : ordered_json(nullptr);
+  };
+  return {{"tuned_cloud_share", share(h.tuned)}, {"oracle_cloud_share", share(h.oracle)}};
+}
+
+// " (threshold tuned on these rows: 0.361, oracle: 0.160)", or "" without a quality target.
+std::string hindsight_text(const HindsightShares& h) {
+  if (!h.tuned && !h.oracle) {
+    return "";
+  }
+  std::ostringstream out;
+  out.setf(std::ios::fixed);
+  out.precision(3);
+  out << " (tuned on these rows: ";
+  if (h.tuned) {
+    out << *h.tuned;
+  } else {
+    out << "out of reach";
+  }
+  out << ", oracle: ";
+  if (h.oracle) {
+    out << *h.oracle;
+  } else {
+    out << "out of reach";
+  }
+  out << ")";
+  return out.str();
+}
+
 ordered_json weights_json(const config::ConfidenceWeights& w) {
   return {{"bias", round6(w.bias)},
           {"mean_logprob", round6(w.mean_logprob)},
@@ -105,6 +137,30 @@ void add_weight_edits(std::vector<config::ConfigEdit>& edits, std::vector<std::s
     path.emplace_back(key);
     edits.push_back({path, text_of(round6(value))});
   }
+}
+
+HindsightShares hindsight_shares(const Calibration& calibration,
+                                 const std::vector<const Sample*>& rows, double target_quality) {
+  HindsightShares out;
+  if (rows.empty()) {
+    return out;
+  }
+  std::vector<double> need;
+  std::vector<Outcome> outcomes;
+  double cloud = 0;
+  for (const Sample* row : rows) {
+    need.push_back(escalation_gain(calibration, *row));
+    outcomes.push_back(row->outcome());
+    cloud += row->score[kCloudTier];
+  }
+  const double wanted = target_quality * cloud / static_cast<double>(rows.size());
+  if (auto tuned = first_quality_at_least(sweep(need, outcomes, CostModel::kCascade), wanted)) {
+    out.tuned = tuned->cloud_share;
+  }
+  if (auto oracle = first_quality_at_least(oracle_curve(outcomes), wanted)) {
+    out.oracle = oracle->cloud_share;
+  }
+  return out;
 }
 
 }  // namespace
@@ -254,6 +310,10 @@ Result<CalibrateResult> calibrate(const std::vector<Sample>& samples,
   result.expected_quality_vs_cloud = percentile_interval(quality_estimate, quality_draws);
   result.expected_cloud_share = percentile_interval(share_estimate, share_draws);
   result.check = apply_cascade(result.cascade, check_rows);
+  if (options.target_quality) {
+    result.check_hindsight =
+        hindsight_shares(result.calibration, check_rows, *options.target_quality);
+  }
   for (size_t k = 0; k < routing::kQueryKindCount; ++k) {
     const size_t rows = result.calibration.rows_by_kind[k];
     if (rows > 0 && rows < 40) {
@@ -298,6 +358,10 @@ Result<std::vector<LeftOutTaskCheck>> check_left_out_tasks(const std::vector<Sam
     check.task = task;
     check.realized = apply_cascade(fitted.value().cascade, left_out);
     check.target = options.target_quality ? *options.target_quality : *options.target_cloud_share;
+    if (options.target_quality) {
+      check.hindsight =
+          hindsight_shares(fitted.value().calibration, left_out, *options.target_quality);
+    }
     checks.push_back(std::move(check));
   }
   return checks;
@@ -362,7 +426,8 @@ ordered_json to_json(const CalibrateResult& r) {
                         {"rows", c.realized.rows},
                         {"quality_vs_cloud", round6(c.realized.quality_vs_cloud)},
                         {"cloud_share", round6(c.realized.cloud_share)},
-                        {"cost_saved", round6(c.realized.cost_saved)}});
+                        {"cost_saved", round6(c.realized.cost_saved)},
+                        {"hindsight", hindsight_json(c.hindsight)}});
   }
   return {{"target", target},
           {"policy", r.options.combined ? "combined" : "learned"},
@@ -378,7 +443,8 @@ ordered_json to_json(const CalibrateResult& r) {
             {"quality", round6(r.check.quality)},
             {"quality_vs_cloud", round6(r.check.quality_vs_cloud)},
             {"cloud_share", round6(r.check.cloud_share)},
-            {"cost_saved", round6(r.check.cost_saved)}}},
+            {"cost_saved", round6(r.check.cost_saved)},
+            {"hindsight", hindsight_json(r.check_hindsight)}}},
           {"left_out_tasks", left_out},
           {"cascade",
            {{"threshold", round6(r.cascade.threshold)},
@@ -411,14 +477,15 @@ std::string to_text(const CalibrateResult& r) {
   if (r.check.rows > 0) {
     out << "check (" << r.check.rows << " rows not fitted on): quality "
         << r.check.quality_vs_cloud * 100 << "% of cloud, cloud share " << r.check.cloud_share
-        << ", cost saved " << r.check.cost_saved * 100 << "% vs all-cloud\n";
+        << hindsight_text(r.check_hindsight) << ", cost saved " << r.check.cost_saved * 100
+        << "% vs all-cloud\n";
   }
   if (!r.left_out_tasks.empty()) {
     out << "each task left out (calibrated on the others, applied to it):\n";
     for (const auto& c : r.left_out_tasks) {
       out << "  " << c.task << " (" << c.realized.rows << " rows): quality "
           << c.realized.quality_vs_cloud * 100 << "% of cloud, cloud share "
-          << c.realized.cloud_share << "\n";
+          << c.realized.cloud_share << hindsight_text(c.hindsight) << "\n";
     }
   }
   out << "routing.cascade: threshold " << r.cascade.threshold << "\n";

@@ -53,12 +53,22 @@ struct VariantTrial {
   double quality_vs_cloud = 0;
 };
 
+// What the target quality costs on a set of rows, in cloud share, for choices made knowing
+// the rows' outcomes: the calibrated policy's own score with its threshold tuned on these very
+// rows (hindsight: what a perfect threshold would have cost), and the oracle (the cloud
+// exactly where it is better). The calibrated choice's excess over hindsight is its regret.
+struct HindsightShares {
+  std::optional<double> tuned;  // nullopt: the target is out of the policy's reach
+  std::optional<double> oracle;
+};
+
 // The calibration redone without one task, applied to that task's rows: how far its promise
 // holds on traffic of a kind it never saw.
 struct LeftOutTaskCheck {
   std::string task;
-  RealizedPoint realized;  // on the left-out task's rows
-  double target = 0;       // what was asked: a share of the cloud's quality or a cloud share
+  RealizedPoint realized;     // on the left-out task's rows
+  double target = 0;          // what was asked: a share of the cloud's quality or a cloud share
+  HindsightShares hindsight;  // with --target-quality
 };
 
 struct CalibrateResult {
@@ -73,6 +83,7 @@ struct CalibrateResult {
   Interval expected_quality_vs_cloud;  // on the fit rows, out of fold, with a 95% interval
   Interval expected_cloud_share;
   RealizedPoint check;                           // on the held-out rows (check_rows == 0: none)
+  HindsightShares check_hindsight;               // on the held-out rows, with --target-quality
   std::vector<LeftOutTaskCheck> left_out_tasks;  // with check_left_out_tasks
   std::vector<std::string> notes;
 };

@@ -69,6 +69,11 @@ TEST(Calibrate, LeavesEachTaskOutAndAppliesTheRestsCalibrationToIt) {
     EXPECT_EQ(check.target, 0.95);
     // The three tasks are drawn alike: what holds on two holds on the third, within noise.
     EXPECT_NEAR(check.realized.quality_vs_cloud, 0.95, 0.03) << check.task;
+    // Beside it, what the target costs with hindsight: the oracle never needs more cloud calls
+    // than the policy's own threshold tuned on these rows.
+    ASSERT_TRUE(check.hindsight.tuned.has_value()) << check.task;
+    ASSERT_TRUE(check.hindsight.oracle.has_value()) << check.task;
+    EXPECT_LE(*check.hindsight.oracle, *check.hindsight.tuned) << check.task;
   }
   EXPECT_EQ(rows, samples.size());
   // One task cannot be left out.

@@ -214,14 +214,18 @@ TEST(RoutingGatewayTest, DoomedDraftStopsEarlyAndEscalates) {
   EXPECT_EQ(fault.requests_for("fault-ok"), 1);
 }
 
+// A streamed "Once upon a time" under `cascade` settings (the inside of a YAML flow map).
+HttpResult stream_cascade(FaultUpstream& fault, const std::string& cascade, int max_tokens) {
+  GatewayUnderTest gateway(cloud_yaml(fault.base_url(), "fault-ok",
+                                      "  pattern: cascade\n  cascade: {" + cascade + "}\n"));
+  return post(gateway.port(), "/v1/chat/completions",
+              chat("tandem", "Once upon a time", max_tokens, true));
+}
+
 TEST(RoutingGatewayTest, HeldStreamShowsOnlyTheCloudAfterEscalation) {
   FaultUpstream fault;
-  GatewayUnderTest gateway(cloud_yaml(fault.base_url(), "fault-ok",
-                                      "  pattern: cascade\n"
-                                      "  cascade: {threshold: 0.5, streaming: hold, "
-                                      "early_stop: false, weights: {bias: -10}}\n"));
-  auto r =
-      post(gateway.port(), "/v1/chat/completions", chat("tandem", "Once upon a time", 8, true));
+  auto r = stream_cascade(
+      fault, "threshold: 0.5, streaming: hold, early_stop: false, weights: {bias: -10}", 8);
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(r.headers["X-Tandem-Tier"], "cloud");
   const StreamParts parts = stream_parts(r);
@@ -233,13 +237,10 @@ TEST(RoutingGatewayTest, HeldStreamShowsOnlyTheCloudAfterEscalation) {
 // cascade.max_hold_tokens bounds what a streaming client waits for: the prefix decides.
 TEST(RoutingGatewayTest, BoundedHoldEscalatesOnAnUnsurePrefixWithoutStreamingIt) {
   FaultUpstream fault;
-  GatewayUnderTest gateway(cloud_yaml(fault.base_url(), "fault-ok",
-                                      "  pattern: cascade\n"
-                                      "  cascade: {threshold: 0.5, streaming: hold, "
-                                      "max_hold_tokens: 4, early_stop: false, "
-                                      "weights: {bias: -10}}\n"));
-  auto r =
-      post(gateway.port(), "/v1/chat/completions", chat("tandem", "Once upon a time", 32, true));
+  auto r = stream_cascade(fault,
+                          "threshold: 0.5, streaming: hold, max_hold_tokens: 4, "
+                          "early_stop: false, weights: {bias: -10}",
+                          32);
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(r.headers["X-Tandem-Tier"], "cloud");
   const StreamParts parts = stream_parts(r);
@@ -275,12 +276,8 @@ TEST(RoutingGatewayTest, BoundedHoldCommitsASurePrefixAndStreamsTheWholeEdgeAnsw
 
 TEST(RoutingGatewayTest, RevisedStreamMarksTheRevisionBeforeTheCloudAnswer) {
   FaultUpstream fault;
-  GatewayUnderTest gateway(cloud_yaml(fault.base_url(), "fault-ok",
-                                      "  pattern: cascade\n"
-                                      "  cascade: {threshold: 0.5, streaming: revise, "
-                                      "early_stop: false, weights: {bias: -10}}\n"));
-  auto r =
-      post(gateway.port(), "/v1/chat/completions", chat("tandem", "Once upon a time", 8, true));
+  auto r = stream_cascade(
+      fault, "threshold: 0.5, streaming: revise, early_stop: false, weights: {bias: -10}", 8);
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(r.headers["X-Tandem-Tier"], "edge");  // the stream opened with the edge's tokens
   EXPECT_NE(r.body.find("event: tandem.revision"), std::string::npos);
