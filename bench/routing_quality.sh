@@ -9,6 +9,10 @@
 #   routellm-mmlu-classifier.json / .svg
 #   calibration-transfer.json          calibrate --target-quality 0.95, seeds 0..19, per pair
 #   tables.md                          the markdown tables the document quotes
+#   left-out-router.txt                `tandem router train` of the shipped weights: each task
+#                                      and each source left out, beside the length baseline
+#   left-out-cascade.txt               `tandem eval --left-out-tasks` and `tandem calibrate
+#                                      --left-out-tasks` per pair: what holds on unseen tasks
 #   learned-vs-confidence.json         only with ROUTING_QUALITY_NOISE=1 (about a minute
 #                                      more): how much of learned - confidence is noise
 # The JSON files are `tandem eval --json` with the per-point curves removed (the SVGs draw
@@ -282,6 +286,34 @@ for key, p in c["pairs"].items():
           f"{pct(n['predicted_sd_fit_then_check'])} | {n['share_within_95_pm_1_if_unbiased']:.2f} |")
 PY
 echo "  tables.md" >&2
+
+# 6b. What generalises: the shipped classifier's training command (its left-out report; the
+# weights go to a temporary file) and the cascade's left-out figures.
+weights_tmp=$(mktemp)
+"$tandem" router train \
+  --data "$data"/cascade-llama-{gsm8k,medmcqa,mmlu,triviaqa,truthfulqa}-train.jsonl \
+  --data "$data/dcrouter-train.jsonl" --data "$data/routellm-mmlu.jsonl" \
+  --edge llama3.1-8b --cloud llama3.1-405b \
+  --pair mistral-7b-instruct-v0.3,llama-3.1-nemotron-51b-instruct \
+  --pair "$routellm_edge,$routellm_cloud" --out "$weights_tmp" |
+  sed -e "s|$data/||g" -e "s|$weights_tmp|(a temporary file)|" >"$out/left-out-router.txt"
+rm -f "$weights_tmp"
+echo "  left-out-router.txt" >&2
+: >"$out/left-out-cascade.txt"
+for pair in "${pairs[@]}"; do
+  read -r edge cloud family <<<"$pair"
+  mapfile -t files < <(files_of "$family")
+  {
+    echo "### $edge -> $cloud: eval --left-out-tasks --by-task"
+    "$tandem" eval --data "${files[@]}" --edge "$edge" --cloud "$cloud" --by-task --left-out-tasks
+    echo
+    echo "### $edge -> $cloud: calibrate --target-quality 0.95 --left-out-tasks"
+    "$tandem" calibrate --data "${files[@]}" --edge "$edge" --cloud "$cloud" \
+      --target-quality 0.95 --left-out-tasks
+    echo
+  } | sed -e "s|$data/||g" >>"$out/left-out-cascade.txt"
+done
+echo "  left-out-cascade.txt" >&2
 
 # 7. Optional (ROUTING_QUALITY_NOISE=1): is learned - confidence, in APGR, more than noise? An
 # out-of-tree re-implementation of the learned policy's cross-fitting (features: mean logprob,
