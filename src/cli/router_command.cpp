@@ -80,14 +80,6 @@ std::vector<eval::ModelPair> model_pairs(const std::string& edge, const std::str
   return out;
 }
 
-std::string describe(const std::vector<eval::ModelPair>& pairs) {
-  std::string out;
-  for (const auto& pair : pairs) {
-    out += (out.empty() ? "" : "; ") + pair.edge + " -> " + pair.cloud;
-  }
-  return out;
-}
-
 std::string fixed(double value, int digits = 3) {
   if (!std::isfinite(value)) {
     return "n/a";
@@ -162,7 +154,7 @@ void print_left_out(const eval::LeftOutReport& report, const eval::LeftOutReport
 
 void print_training(const eval::TrainingReport& report, const std::string& out) {
   std::printf("pairs %s; label: the cloud's score is higher than the edge's; prior %s\n",
-              describe(report.options.pairs).c_str(), report.prior_source.c_str());
+              eval::describe(report.options.pairs).c_str(), report.prior_source.c_str());
   std::printf("rows: %zu read, %zu used, %zu skipped (missing a model); %zu train, %zu holdout\n",
               report.rows_read, report.rows_used, report.rows_skipped, report.train.rows,
               report.holdout.rows);
@@ -374,7 +366,7 @@ int eval(const EvalFlags& flags) {
   }
   std::printf("model %s (version %s); pairs %s\n",
               flags.model.empty() ? "builtin" : flags.model.c_str(),
-              std::string(model.version()).c_str(), describe(pairs).c_str());
+              std::string(model.version()).c_str(), eval::describe(pairs).c_str());
   std::printf("rows: %zu read, %zu used, %zu skipped (missing a model)\n", report->rows_read,
               report->metrics.rows, report->rows_skipped);
   std::printf("base rate (cloud needed) %s, AUC %s, log-loss %s\n",

@@ -323,29 +323,33 @@ ModelFitter fitter(const RouterPrior& prior, double l2) {
 void search_l2(const Dataset& data, const ExampleRefs& train, const RouterPrior& prior,
                TrainingReport& report) {
   const bool by_left_out = distinct_tasks(data.examples) >= kMinLeftOutTasks;
-  const L2Candidate* best = nullptr;
+  std::vector<LeftOutReport> left_out;  // per candidate, kept for the one chosen
   for (double l2 : kL2Grid) {
     L2Candidate candidate;
     candidate.l2 = l2;
     cross_validate(train, prior, candidate);
     if (by_left_out) {
-      const auto left_out = leave_one_out(data.examples, "task", fitter(prior, l2));
-      candidate.left_out_apgr = left_out.mean_model;
+      left_out.push_back(leave_one_out(data.examples, "task", fitter(prior, l2)));
+      candidate.left_out_apgr = left_out.back().mean_model;
       if (std::isinf(l2)) {
-        report.left_out_task_prior = left_out;
+        report.left_out_task_prior = left_out.back();
       }
     }
     report.l2_search.push_back(candidate);
   }
-  for (const auto& candidate : report.l2_search) {
-    const bool better =
-        best == nullptr || (by_left_out ? candidate.left_out_apgr >= best->left_out_apgr
-                                        : candidate.cv_log_loss <= best->cv_log_loss);
-    if (better) {
-      best = &candidate;
+  size_t best = 0;
+  for (size_t i = 1; i < report.l2_search.size(); ++i) {
+    const L2Candidate& candidate = report.l2_search[i];
+    const L2Candidate& chosen = report.l2_search[best];
+    if (by_left_out ? candidate.left_out_apgr >= chosen.left_out_apgr
+                    : candidate.cv_log_loss <= chosen.cv_log_loss) {
+      best = i;
     }
   }
-  report.l2 = best->l2;
+  report.l2 = report.l2_search[best].l2;
+  if (by_left_out) {
+    report.left_out_task = std::move(left_out[best]);
+  }
   report.l2_selection =
       by_left_out ? "mean APGR on left-out tasks" : "5-fold cross-validated log-loss";
 }
@@ -389,14 +393,6 @@ Result<RouterPrior> load_prior(const std::string& prior) {
   return RouterPrior::load(prior);
 }
 
-std::string describe(const std::vector<ModelPair>& pairs) {
-  std::string out;
-  for (const auto& pair : pairs) {
-    out += (out.empty() ? "" : ", ") + pair.edge + " -> " + pair.cloud;
-  }
-  return out;
-}
-
 nlohmann::ordered_json to_json(const std::vector<ModelPair>& pairs) {
   auto out = nlohmann::ordered_json::array();
   for (const auto& pair : pairs) {
@@ -425,6 +421,14 @@ nlohmann::ordered_json summary_json(const LeftOutReport& report) {
 }  // namespace
 
 // ---- Public --------------------------------------------------------------------------------
+
+std::string describe(const std::vector<ModelPair>& pairs) {
+  std::string out;
+  for (const auto& pair : pairs) {
+    out += (out.empty() ? "" : "; ") + pair.edge + " -> " + pair.cloud;
+  }
+  return out;
+}
 
 Result<TrainingReport> train_router(const TrainingOptions& options) {
   if (!(options.holdout >= 0 && options.holdout <= 0.9)) {
@@ -480,7 +484,8 @@ Result<TrainingReport> train_router(const TrainingOptions& options) {
   } else {
     search_l2(data, train, *prior, report);
   }
-  if (distinct_tasks(data.examples) >= kMinLeftOutTasks) {
+  // With a given penalty nothing was searched: leave each task out for it and for the prior.
+  if (distinct_tasks(data.examples) >= kMinLeftOutTasks && report.left_out_task.slices.empty()) {
     report.left_out_task = leave_one_out(data.examples, "task", fitter(*prior, report.l2));
     if (report.left_out_task_prior.slices.empty()) {
       report.left_out_task_prior = leave_one_out(data.examples, "task", fitter(*prior, kPriorOnly));

@@ -138,6 +138,9 @@ Result<EvaluationReport> evaluate_router(const ComplexityModel& model,
                                          const std::vector<double>& cloud_shares = {0.1, 0.2, 0.3,
                                                                                     0.4, 0.5});
 
+// "edge -> cloud; edge -> cloud", for messages and reports.
+std::string describe(const std::vector<ModelPair>& pairs);
+
 nlohmann::ordered_json to_json(const BinaryMetrics& metrics);
 nlohmann::ordered_json to_json(const EvaluationReport& report);
 nlohmann::ordered_json to_json(const TrainingReport& report);

@@ -5,6 +5,15 @@
 #include "eval/trace_data.h"
 
 namespace tandem::eval {
+namespace {
+
+// The row's id for hashing into splits and folds: the response id the client saw, else the
+// trace's own.
+std::string trace_id(const store::TraceRecord& r) {
+  return r.request_id.empty() ? "trace-" + std::to_string(r.id) : r.request_id;
+}
+
+}  // namespace
 
 ServerSamples samples_from_traces(const std::vector<store::TraceRecord>& records, uint64_t seed) {
   ServerSamples out;
@@ -19,7 +28,7 @@ ServerSamples samples_from_traces(const std::vector<store::TraceRecord>& records
       continue;
     }
     Sample s;
-    s.id = r.request_id.empty() ? "trace-" + std::to_string(r.id) : r.request_id;
+    s.id = trace_id(r);
     s.task = r.label_source;
     s.hash = eval::row_hash(s.id, seed);
     s.kind = routing::parse_query_kind(r.kind).value_or(routing::QueryKind::kOpen);
@@ -55,8 +64,7 @@ ServerExamples examples_from_traces(const std::vector<store::TraceRecord>& recor
     example.edge = *r.edge_good ? 1.0 : 0.0;
     example.cloud = 1.0;  // the reference the edge was judged against
     example.label = *r.edge_good ? 0 : 1;
-    const std::string id = r.request_id.empty() ? "trace-" + std::to_string(r.id) : r.request_id;
-    example.hash = row_hash(id, seed);
+    example.hash = row_hash(trace_id(r), seed);
     example.source = "traces";
     example.task = r.kind.empty() ? "open" : r.kind;
     // The baselines' orderings: log(1 + n) is monotone in n, so the logs serve.
