@@ -935,6 +935,51 @@ TEST(CliCalibrate, FromTheGatewaysLabelledTraces) {
   EXPECT_GT(j["expected"]["quality_vs_cloud"]["estimate"].get<double>(), 0.9);
 }
 
+TEST(CliRouterTrain, FromTheGatewaysLabelledTraces) {
+  const std::string db = ::testing::TempDir() + "/router-traces.db";
+  const std::string out_path = ::testing::TempDir() + "/router-from-traces.json";
+  std::filesystem::remove(db);
+  std::filesystem::remove(out_path);
+  {
+    auto database = tandem::store::Database::open(db);
+    ASSERT_TRUE(database.ok()) << database.error().message;
+    tandem::store::TraceLog log(database.value());
+    const char* kinds[] = {"math", "factoid", "open", "code"};
+    for (int i = 0; i < 400; ++i) {
+      tandem::store::TraceRecord r;
+      r.unix_ms = 1'700'000'000'000 + i;
+      r.request_id = "chatcmpl-router-" + std::to_string(i);
+      r.model = "tandem";
+      r.pattern = "speculative";
+      r.tier = "edge";
+      r.kind = kinds[i % 4];
+      // The recorded prompt features, in feature_names() order (a format: the order is fixed):
+      // log_chars (0) varies, hard_task_cues (17) marks the requests the edge got wrong.
+      const bool hard = i % 3 == 0;
+      r.features.assign(29, 0.0F);
+      r.features[0] = 3.0F + static_cast<float>(i % 5) * 0.1F;
+      r.features[17] = hard ? 0.6931F : 0.0F;
+      r.edge_good = !hard;
+      r.label_source = "verification";
+      ASSERT_TRUE(log.append(r).ok());
+    }
+  }
+  auto out = run_tandem("router train --traces " + db + " --out " + out_path);
+  ASSERT_EQ(out.exit_code, 0) << out.stdout_text;
+  EXPECT_NE(out.stdout_text.find("400 labelled traces"), std::string::npos) << out.stdout_text;
+  EXPECT_NE(out.stdout_text.find("left out one task at a time"), std::string::npos);
+  EXPECT_NE(out.stdout_text.find("the shipped weights on the same slices"), std::string::npos);
+  std::ifstream written(out_path);
+  ASSERT_TRUE(written.good()) << "weights not written";
+  const auto weights = nlohmann::json::parse(written);
+  EXPECT_EQ(weights["format"], "tandem-complexity-model/1");
+
+  auto missing =
+      run_tandem("router train --traces /nonexistent/routing.db --out " + out_path, true);
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.stdout_text.find("does not exist"), std::string::npos) << missing.stdout_text;
+}
+
 }  // namespace
 
 namespace {
