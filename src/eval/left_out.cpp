@@ -95,7 +95,8 @@ LeftOutReport leave_one_out(const std::vector<TrainingExample>& examples, const 
   }
   LeftOutReport report;
   report.by = by;
-  std::map<const TrainingExample*, double> left_out_score;
+  // Mixed traffic: per source, its rows and their scores by the model fitted without them.
+  std::map<std::string, std::pair<ExampleRefs, std::vector<double>>> sources;
   for (const auto& [group, slices] : groups) {
     ExampleRefs train;
     for (const auto& example : examples) {
@@ -111,24 +112,15 @@ LeftOutReport leave_one_out(const std::vector<TrainingExample>& examples, const 
       std::vector<double> need;
       for (const TrainingExample* row : rows) {
         need.push_back(model.score(row->features));
-        left_out_score[row] = need.back();
+        auto& [mixed_rows, mixed_need] = sources[row->source];
+        mixed_rows.push_back(row);
+        mixed_need.push_back(need.back());
       }
       report.slices.push_back(score_slice(rows, need));
     }
   }
-  std::map<std::string, ExampleRefs> sources;
-  for (const auto& [row, score] : left_out_score) {
-    sources[row->source].push_back(row);
-  }
-  for (auto& [source, rows] : sources) {
-    std::sort(rows.begin(), rows.end(), [](const TrainingExample* a, const TrainingExample* b) {
-      return a->hash < b->hash;  // a fixed order, whatever the addresses
-    });
-    std::vector<double> need;
-    for (const TrainingExample* row : rows) {
-      need.push_back(left_out_score[row]);
-    }
-    report.mixed.push_back(score_slice(rows, need));
+  for (const auto& [source, scored] : sources) {
+    report.mixed.push_back(score_slice(scored.first, scored.second));
     report.mixed.back().task = "(all)";
   }
   for (const auto& slice : report.slices) {
