@@ -513,7 +513,11 @@ Result<TrainingReport> train_router(const TrainingOptions& options) {
   };
   const auto train_scored = score_all(train);
   const auto holdout_scored = score_all(holdout);
-  const std::vector<double> train_scores = scores_of(unlabelled, train);
+  std::vector<double> train_scores;
+  train_scores.reserve(train_scored.size());
+  for (const auto& row : train_scored) {
+    train_scores.push_back(row.score);
+  }
   std::vector<std::pair<double, double>> thresholds;
   for (double share : options.cloud_shares) {
     thresholds.emplace_back(share, threshold_for_share(train_scores, share));
