@@ -10,6 +10,17 @@ namespace {
 using nlohmann::json;
 
 constexpr size_t kMaxKeyInPath = 64;
+
+// Where a key is cut for the field path: at most kMaxKeyInPath bytes, backed off to the start of
+// a UTF-8 sequence, so that a cut never splits a character (the path is serialised as JSON).
+size_t key_cut(const std::string& key) {
+  size_t cut = std::min(key.size(), kMaxKeyInPath);
+  while (cut > 0 && cut < key.size() && (static_cast<unsigned char>(key[cut]) & 0xC0) == 0x80) {
+    --cut;
+  }
+  return cut;
+}
+
 // A path longer than this (deep nesting) keeps its head and tail around "...".
 constexpr size_t kMaxPath = 256;
 // A string this long made only of the base64 alphabet is a blob, not words: prose has spaces,
@@ -98,8 +109,10 @@ class Walker {
     const size_t before = result_.total_findings;
     scan(key, stack_.size(), true);
     if (result_.total_findings == before) {
-      const std::string cut = key.substr(0, kMaxKeyInPath);
-      object.key = identifier_like(cut) ? cut : json(cut).dump();
+      const std::string cut = key.substr(0, key_cut(key));
+      object.key = identifier_like(cut)
+                       ? cut
+                       : json(cut).dump(-1, ' ', false, json::error_handler_t::replace);
     }
     object.key_is_text = key == "text";
     object.key_is_type = key == "type";

@@ -114,6 +114,23 @@ TEST(PrivacyJsonTest, LongKeysAreCutAndOddKeysQuoted) {
   EXPECT_EQ(scanned->findings[1].field, std::string(64, 'k'));
 }
 
+// A long key is cut at a character boundary: a cut inside "é" once threw from the serialiser
+// (found by fuzz_egress_guard; fuzz/regressions/egress_guard/long-key-cut-inside-a-character).
+TEST(PrivacyJsonTest, ALongKeyIsNeverCutInsideACharacter) {
+  const PrivacyScanner scanner;
+  const std::string key = std::string(63, 'k') + "\xC3\xA9tail";  // "é" spans bytes 63 and 64
+  const json body = {{key, "jane.doe@example.org"}};
+  auto scanned = scan_json(scanner, body.dump());
+  ASSERT_TRUE(scanned.ok());
+  ASSERT_EQ(scanned->findings.size(), 1u);
+  EXPECT_EQ(scanned->findings[0].field, std::string(63, 'k'));
+  const std::string odd_key = "a " + std::string(61, 'k') + "\xC3\xA9tail";  // quoted
+  const json odd = {{odd_key, "jane.doe@example.org"}};
+  scanned = scan_json(scanner, odd.dump());
+  ASSERT_TRUE(scanned.ok());
+  EXPECT_EQ(scanned->findings.at(0).field, "\"a " + std::string(61, 'k') + "\"");
+}
+
 TEST(PrivacyJsonTest, Base64BlobsAreOpaque) {
   const PrivacyScanner scanner;
   std::string blob;
