@@ -11,6 +11,7 @@ packages=(
   nginx-light wrk curl openssl
   clang-format clang-tidy
   clang libclang-rt-14-dev libomp-dev  # scripts/fuzz.sh: libFuzzer, and OpenMP for llama.cpp
+  python3-numpy python3-yaml  # scripts/make-test-models.py, through llama.cpp's gguf-py
 )
 
 missing=()
