@@ -48,8 +48,9 @@ suppressions=$suppressions/tsan.supp:print_suppressions=0"
 # Configures and builds the instrumented tree.
 build_tree() {
   "$root/scripts/install-deps.sh"
-  local llama_prefix
+  local llama_prefix test_models
   llama_prefix=$("$root/scripts/build-llama.sh" | tail -n 1)
+  test_models=$("$root/scripts/test-models.sh" | tail -n 1)
 
   # A new llama.cpp prefix or another sanitizer needs a fresh configure, and so does a tree
   # configured by hand (no stamp): CMake would keep its cached flags.
@@ -63,7 +64,7 @@ build_tree() {
     -DCMAKE_BUILD_TYPE=Debug \
     -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" -DCMAKE_C_FLAGS_DEBUG="-O1 -g1" \
     -DTANDEM_SANITIZE="$sanitize" -DTANDEM_BUILD_BENCH=OFF \
-    -DCMAKE_PREFIX_PATH="$llama_prefix" >/dev/null
+    -DCMAKE_PREFIX_PATH="$llama_prefix" -DTANDEM_TEST_MODELS_DIR="$test_models" >/dev/null
   echo "$config" >"$stamp"
 
   # The build runs the test binaries too (gtest_discover_tests), with the options above.

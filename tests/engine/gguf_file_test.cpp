@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../support/test_models.h"
 #include "test_files.h"
 
 namespace tandem::engine {
@@ -112,6 +113,32 @@ TEST(GgufFileTest, SurvivesRandomCorruptionOfTheHeader) {
     if (!result.ok()) {
       EXPECT_EQ(result.error().code, ErrorCode::kInvalidModel);
     }
+  }
+}
+
+// The derived test models (scripts/make-test-models.py) are what they claim to be: the
+// architecture, the real chat template and the special tokens the template writes.
+TEST(GgufFileTest, DerivedTestModelsCarryRealTemplatesAndTokenizers) {
+  struct Expected {
+    std::string file, architecture, template_marker, pre_tokenizer;
+  };
+  const Expected models[] = {
+      {"llama3-tiny.gguf", "llama", "<|start_header_id|>", "llama-bpe"},
+      {"qwen3-tiny.gguf", "qwen3", "<tool_call>", "qwen2"},
+      {"hermes3-tiny.gguf", "llama", "<tool_call>", "llama-bpe"},
+  };
+  for (const auto& expected : models) {
+    SCOPED_TRACE(expected.file);
+    const std::string path = test::derived_model(expected.file);
+    ASSERT_FALSE(path.empty());
+    auto header = read_gguf_header(path);
+    ASSERT_TRUE(header.ok()) << header.error().message;
+    EXPECT_EQ(header->get_string("general.architecture"), expected.architecture);
+    EXPECT_EQ(header->get_uint(expected.architecture + ".context_length"), 4096U);
+    EXPECT_EQ(header->get_string("tokenizer.ggml.pre"), expected.pre_tokenizer);
+    const auto chat_template = header->get_string("tokenizer.chat_template");
+    ASSERT_TRUE(chat_template.has_value());
+    EXPECT_NE(chat_template->find(expected.template_marker), std::string::npos);
   }
 }
 
