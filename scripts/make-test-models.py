@@ -305,6 +305,11 @@ def main() -> int:
         print(final)
         return 0
 
+    try:
+        import numpy  # noqa: F401  (gguf-py needs it)
+    except ImportError:
+        log(f"{sys.executable} has no numpy: install python3-numpy (scripts/install-deps.sh)")
+        return 1
     sys.path.insert(0, str(assets / "gguf-py"))
     args.cache_dir.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f"{final.name}.", dir=args.cache_dir))
