@@ -24,6 +24,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr uint32_t kDefaultMaxContext = 4096;
+// A cached prefix shorter than this (unless it is the whole prompt) is not worth evicting
+// another slot's cache for: prefilling a few tokens costs about one decode step.
+constexpr size_t kMinUsefulPrefix = 8;
 // Streaming latency added at most by batching callback wake-ups (see EventDispatcher).
 constexpr auto kCallbackFlushInterval = std::chrono::microseconds(1000);
 
@@ -72,6 +75,11 @@ struct Slot {
   std::optional<PendingRequest> active;
   llama_sampler_ptr sampler;
   std::optional<TextStream> stream;
+  // Tokens whose KV is in this sequence, at positions 0..size-1. Kept after a request (the
+  // prompt cache): the next request here prefills only what follows their common prefix.
+  std::vector<llama_token> cached;
+  size_t reused = 0;                          // prompt tokens of the active request found cached
+  Clock::time_point last_used{};              // when the slot last finished a request
   size_t prompt_done = 0;                     // prompt tokens already in the KV cache
   llama_pos position = 0;                     // next position in this sequence
   llama_token next_input = LLAMA_TOKEN_NULL;  // sampled token not yet decoded
@@ -121,6 +129,11 @@ llama_sampler_ptr make_sampler(const SamplingParams& p, int32_t vocab_size,
   return chain;
 }
 
+size_t common_prefix_length(const std::vector<llama_token>& a, const std::vector<llama_token>& b) {
+  const auto [end_a, end_b] = std::mismatch(a.begin(), a.end(), b.begin(), b.end());
+  return static_cast<size_t>(end_a - a.begin());
+}
+
 std::string token_piece(const llama_vocab* vocab, llama_token token) {
   char small[64];
   int32_t n = llama_token_to_piece(vocab, token, small, sizeof(small), 0, false);
@@ -149,10 +162,12 @@ struct Engine::State {
 
   mutable std::mutex mutex;
   std::condition_variable wake;
-  std::deque<PendingRequest> queue;  // guarded by mutex
-  bool stopping = false;             // guarded by mutex
-  size_t active_count = 0;           // guarded by mutex (for stats)
-  uint64_t completed = 0;            // guarded by mutex
+  std::deque<PendingRequest> queue;      // guarded by mutex
+  bool stopping = false;                 // guarded by mutex
+  size_t active_count = 0;               // guarded by mutex (for stats)
+  uint64_t completed = 0;                // guarded by mutex
+  uint64_t prompt_tokens_cached = 0;     // guarded by mutex
+  uint64_t prompt_tokens_prefilled = 0;  // guarded by mutex
   std::atomic<uint64_t> next_id{1};
 
   // Inference thread only.
@@ -165,6 +180,9 @@ struct Engine::State {
 
   void run();
   void admit_locked();
+  Slot* pick_slot(const std::vector<llama_token>& prompt);
+  void start(Slot& slot, PendingRequest request);
+  void forget_cache(Slot& slot);
   void finish(Slot& slot, FinishReason reason);
   void fail(Slot& slot, const Error& error);
   void release(Slot& slot);
@@ -172,8 +190,16 @@ struct Engine::State {
   void step(Batch& batch);
 };
 
-void Engine::State::release(Slot& slot) {
+void Engine::State::forget_cache(Slot& slot) {
   llama_memory_seq_rm(llama_get_memory(context.get()), slot.seq, -1, -1);
+  slot.cached.clear();
+}
+
+void Engine::State::release(Slot& slot) {
+  if (!options.prompt_cache) {
+    forget_cache(slot);
+  }
+  slot.last_used = Clock::now();
   slot.active.reset();
   slot.sampler.reset();
   slot.stream.reset();
@@ -197,6 +223,7 @@ void Engine::State::finish(Slot& slot, FinishReason reason) {
   }
   summary.text = slot.stream->released();
   summary.prompt_tokens = static_cast<int>(req.prompt.size());
+  summary.cached_prompt_tokens = static_cast<int>(slot.reused);
   summary.completion_tokens = slot.generated;
   if (slot.generated > 0) {
     summary.mean_logprob = slot.logprob_sum / slot.generated;
@@ -231,29 +258,70 @@ void Engine::State::admit_locked() {
       ++it;
     }
   }
-  for (auto& slot : slots) {
-    if (queue.empty()) {
+  while (!queue.empty()) {
+    Slot* slot = pick_slot(queue.front().prompt);
+    if (slot == nullptr) {
       return;
     }
+    start(*slot, std::move(queue.front()));
+    queue.pop_front();
+  }
+}
+
+// The free slot whose cached tokens share the longest prefix with `prompt`. Without a useful
+// match (a BOS token or a few words in common), the slot idle longest: a fresh prompt evicts
+// the least recently used cache, never a valuable one while an older or empty slot is free.
+Slot* Engine::State::pick_slot(const std::vector<llama_token>& prompt) {
+  Slot* longest = nullptr;
+  Slot* oldest = nullptr;
+  size_t longest_shared = 0;
+  for (auto& slot : slots) {
     if (!slot.free()) {
       continue;
     }
-    slot.active = std::move(queue.front());
-    queue.pop_front();
-    ++active_count;
-    slot.sampler = make_sampler(slot.active->request.sampling, vocab_size, ban_end_of_generation);
-    slot.stream.emplace(slot.active->request.sampling.stop);
-    slot.prompt_done = 0;
-    slot.position = 0;
-    slot.next_input = LLAMA_TOKEN_NULL;
-    slot.logits_index = -1;
-    slot.generated = 0;
-    slot.logprob_sum = 0.0;
-    slot.logprob_min = 0.0;
-    slot.entropy_sum = 0.0;
-    slot.prefill_ms = 0.0;
-    slot.admitted = Clock::now();
+    const size_t shared = options.prompt_cache ? common_prefix_length(slot.cached, prompt) : 0;
+    if (longest == nullptr || shared > longest_shared) {
+      longest = &slot;
+      longest_shared = shared;
+    }
+    if (oldest == nullptr || slot.last_used < oldest->last_used) {
+      oldest = &slot;
+    }
   }
+  const bool useful = longest_shared >= std::min(kMinUsefulPrefix, prompt.size());
+  return useful ? longest : oldest;
+}
+
+// Puts `request` in `slot`, keeping the cached prefix it shares with the prompt (called with
+// the mutex held: it counts tokens for stats()).
+void Engine::State::start(Slot& slot, PendingRequest request) {
+  const auto& prompt = request.prompt;
+  // The last prompt token is always decoded again: sampling needs its logits.
+  size_t reuse = std::min(common_prefix_length(slot.cached, prompt), prompt.size() - 1);
+  if (!llama_memory_seq_rm(llama_get_memory(context.get()), slot.seq, static_cast<llama_pos>(reuse),
+                           -1)) {
+    forget_cache(slot);  // a model whose memory cannot drop a suffix (recurrent) starts over
+    reuse = 0;
+  }
+  slot.cached.resize(reuse);
+  prompt_tokens_cached += reuse;
+  prompt_tokens_prefilled += prompt.size() - reuse;
+
+  slot.active = std::move(request);
+  ++active_count;
+  slot.sampler = make_sampler(slot.active->request.sampling, vocab_size, ban_end_of_generation);
+  slot.stream.emplace(slot.active->request.sampling.stop);
+  slot.reused = reuse;
+  slot.prompt_done = reuse;
+  slot.position = static_cast<llama_pos>(reuse);
+  slot.next_input = LLAMA_TOKEN_NULL;
+  slot.logits_index = -1;
+  slot.generated = 0;
+  slot.logprob_sum = 0.0;
+  slot.logprob_min = 0.0;
+  slot.entropy_sum = 0.0;
+  slot.prefill_ms = 0.0;
+  slot.admitted = Clock::now();
 }
 
 // Samples the next token of `slot` from the logits of the last batch and reports it.
@@ -351,6 +419,7 @@ void Engine::State::step(Batch& batch) {
                                              (rc == 1 ? " (no room in the KV cache)" : ""));
     for (auto& slot : slots) {
       if (slot.active) {
+        forget_cache(slot);  // what the failed call left in the KV cache is unknown
         fail(slot, error);
       }
     }
@@ -360,6 +429,7 @@ void Engine::State::step(Batch& batch) {
   // Advance every slot by what the batch held for it, then sample.
   for (int32_t i = 0; i < batch.size(); ++i) {
     Slot& slot = slots[static_cast<size_t>(batch.get().seq_id[i][0])];
+    slot.cached.push_back(batch.get().token[i]);
     slot.position = batch.get().pos[i] + 1;
     if (slot.prefilling()) {
       ++slot.prompt_done;
@@ -604,7 +674,8 @@ Result<std::shared_ptr<RequestHandle>> Engine::submit(GenerationRequest request,
 
 EngineStats Engine::stats() const {
   std::lock_guard lock(state_->mutex);
-  return EngineStats{state_->queue.size(), state_->active_count, state_->completed};
+  return EngineStats{state_->queue.size(), state_->active_count, state_->completed,
+                     state_->prompt_tokens_cached, state_->prompt_tokens_prefilled};
 }
 
 }  // namespace tandem::engine

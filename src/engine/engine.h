@@ -26,6 +26,11 @@ struct EngineOptions {
   uint32_t max_sequences = 4;         // sequences decoded together (batch slots)
   size_t max_queued_requests = 64;    // waiting beyond the slots; more is kBusy
   uint32_t batch_size = 512;          // tokens per llama_decode call (prompt chunks)
+  // Keep each slot's KV cache after its request and give a new request the idle slot whose
+  // cached tokens share the longest prefix with its prompt: only the rest is prefilled (a
+  // chat's next turn, clients sharing a system prompt, a cascade's hand-off). Off: every
+  // request prefills its whole prompt (the comparison in benchmarks).
+  bool prompt_cache = true;
   // Memory the load may use, instead of the system's MemAvailable. For tests and for
   // operators who want to reserve memory for something else.
   std::optional<uint64_t> memory_limit_bytes;
@@ -57,6 +62,8 @@ struct EngineStats {
   size_t queued = 0;  // waiting for a slot
   size_t active = 0;  // holding a slot
   uint64_t completed = 0;
+  uint64_t prompt_tokens_cached = 0;     // prompt tokens found in a slot's KV cache
+  uint64_t prompt_tokens_prefilled = 0;  // prompt tokens decoded
 };
 
 class Engine {

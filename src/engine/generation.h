@@ -72,6 +72,7 @@ struct CompletionSummary {
   FinishReason finish_reason = FinishReason::kStop;
   std::string text;  // everything released, stop string excluded
   int prompt_tokens = 0;
+  int cached_prompt_tokens = 0;  // of prompt_tokens, reused from the slot's KV cache
   int completion_tokens = 0;
   double mean_logprob = 0.0;
   double min_logprob = 0.0;
