@@ -83,6 +83,7 @@ int serve(const ServeFlags& flags) {
     options.threads = config.edge.threads;
     options.context_per_sequence = config.edge.context;
     options.max_sequences = config.edge.parallel;
+    options.prompt_cache = config.edge.prompt_cache;
     options.max_queued_requests = config.edge.max_queue;
     auto opened = engine::Engine::open(options);
     if (opened) {

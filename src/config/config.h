@@ -77,6 +77,7 @@ struct EdgeConfig {
   int threads = 0;
   uint32_t context = 0;
   uint32_t parallel = 4;
+  bool prompt_cache = true;  // slots keep their KV cache for the next request's shared prefix
   size_t max_queue = 64;
   uint32_t default_max_tokens = 256;
 };

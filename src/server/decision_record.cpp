@@ -47,7 +47,9 @@ json DecisionRecord::to_json() const {
     if (!u) {
       return nullptr;
     }
-    return {{"prompt_tokens", u->prompt_tokens}, {"completion_tokens", u->completion_tokens}};
+    return {{"prompt_tokens", u->prompt_tokens},
+            {"cached_prompt_tokens", u->cached_prompt_tokens},
+            {"completion_tokens", u->completion_tokens}};
   };
   json fallback_list = json::array();
   for (const auto& f : fallbacks) {

@@ -37,7 +37,12 @@ class ShadowMode;  // server/gateway_shadow.h
 struct TierUsage {
   int prompt_tokens = 0;
   int completion_tokens = 0;
+  int cached_prompt_tokens = 0;  // of prompt_tokens, found in the edge's prompt cache
 };
+
+inline TierUsage edge_usage_of(const engine::CompletionSummary& summary) {
+  return {summary.prompt_tokens, summary.completion_tokens, summary.cached_prompt_tokens};
+}
 
 // What happened to one request: returned to the client as the `tandem` object, and logged.
 struct DecisionRecord {

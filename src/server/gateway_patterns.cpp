@@ -175,7 +175,7 @@ net::awaitable<std::optional<ApiError>> run_cascade(Gateway& gateway, Gateway::R
     co_return client_gone();
   }
   run.record.add_tier("edge");
-  run.record.edge_usage = TierUsage{summary.prompt_tokens, summary.completion_tokens};
+  run.record.edge_usage = edge_usage_of(summary);
   const routing::ConfidenceSnapshot confidence = tracker.snapshot();
   run.record.confidence = snapshot_json(confidence, cfg.threshold);
   if (!edge_text.empty()) {
@@ -354,7 +354,7 @@ net::awaitable<std::optional<ApiError>> run_speculative(Gateway& gateway, Gatewa
   }
   const auto summary = std::get<engine::CompletionSummary>(result);
   run.record.add_tier("edge");
-  run.record.edge_usage = TierUsage{summary.prompt_tokens, summary.completion_tokens};
+  run.record.edge_usage = edge_usage_of(summary);
   if (!edge_text.empty()) {
     run.record.edge_answer_hash = answer_hash(edge_text);
   }
@@ -466,6 +466,7 @@ net::awaitable<std::optional<ApiError>> run_collaborate(Gateway& gateway, Gatewa
   int edge_tokens = 0;
   int cloud_tokens = 0;
   int prompt_tokens = 0;
+  int cached_prompt_tokens = 0;  // of the first segment's prompt
   uint32_t handoffs = 0;
   json segments = json::array();
   std::string finish_reason = "length";
@@ -512,10 +513,15 @@ net::awaitable<std::optional<ApiError>> run_collaborate(Gateway& gateway, Gatewa
     }
     if (prompt_tokens == 0) {
       prompt_tokens = summary.prompt_tokens;
+      cached_prompt_tokens = summary.cached_prompt_tokens;
     }
     edge_tokens += accepted;
     if (accepted > 0) {
-      segments.push_back({{"tier", "edge"}, {"tokens", accepted}});
+      // A hand-back's prompt is the last one plus the cloud's tokens: the cache holds the rest.
+      segments.push_back({{"tier", "edge"},
+                          {"tokens", accepted},
+                          {"cached_prompt_tokens", summary.cached_prompt_tokens},
+                          {"prompt_tokens", summary.prompt_tokens}});
     }
     run.record.add_tier("edge");
     if (!uncertain) {
@@ -572,7 +578,7 @@ net::awaitable<std::optional<ApiError>> run_collaborate(Gateway& gateway, Gatewa
     co_return client_gone();
   }
   run.record.tier = cloud_tokens > 0 ? "edge+cloud" : "edge";
-  run.record.edge_usage = TierUsage{prompt_tokens, edge_tokens};
+  run.record.edge_usage = TierUsage{prompt_tokens, edge_tokens, cached_prompt_tokens};
   run.record.collaboration = {
       {"handoffs", handoffs},
       {"edge_tokens", edge_tokens},
@@ -584,7 +590,8 @@ net::awaitable<std::optional<ApiError>> run_collaborate(Gateway& gateway, Gatewa
     run.record.degraded = "the cloud could not take over uncertain positions (" + cloud_failure +
                           "); the on-device model wrote them";
   }
-  co_await finish(run, finish_reason, TierUsage{prompt_tokens, edge_tokens + cloud_tokens});
+  const TierUsage usage{prompt_tokens, edge_tokens + cloud_tokens, cached_prompt_tokens};
+  co_await finish(run, finish_reason, usage);
   co_return std::nullopt;
 }
 

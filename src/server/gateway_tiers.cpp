@@ -203,7 +203,7 @@ net::awaitable<std::optional<ApiError>> Gateway::run_edge(Run& run) {
   if (!co_await start_answer(run, "edge")) {
     co_return client_gone();
   }
-  run.record.edge_usage = TierUsage{summary.prompt_tokens, summary.completion_tokens};
+  run.record.edge_usage = edge_usage_of(summary);
   run.record.latency_ms = ms_since(run.record.started_at);
   if (!answer.empty()) {
     run.record.edge_answer_hash = answer_hash(answer);
@@ -223,6 +223,7 @@ void Gateway::add_cloud_usage(DecisionRecord& record, const upstream::Upstream& 
   TierUsage total = record.cloud_usage.value_or(TierUsage{});
   total.prompt_tokens += usage.prompt_tokens;
   total.completion_tokens += usage.completion_tokens;
+  total.cached_prompt_tokens += usage.cached_prompt_tokens;
   record.cloud_usage = total;
   record.cloud_cost_usd += (usage.prompt_tokens * u.config().prices.input_per_million +
                             usage.completion_tokens * u.config().prices.output_per_million) /

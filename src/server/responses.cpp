@@ -25,7 +25,8 @@ std::string random_suffix() {
 json usage_json(const TierUsage& usage) {
   return {{"prompt_tokens", usage.prompt_tokens},
           {"completion_tokens", usage.completion_tokens},
-          {"total_tokens", usage.prompt_tokens + usage.completion_tokens}};
+          {"total_tokens", usage.prompt_tokens + usage.completion_tokens},
+          {"prompt_tokens_details", {{"cached_tokens", usage.cached_prompt_tokens}}}};
 }
 
 json chunk_base(ApiKind kind, const ResponseIds& ids) {

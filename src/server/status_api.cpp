@@ -158,7 +158,11 @@ json status_json(Gateway& gateway, bool ready) {
   json edge = nullptr;
   if (const auto* engine = gateway.engine()) {
     const auto s = engine->stats();
-    edge = {{"queued", s.queued}, {"active", s.active}, {"completed", s.completed}};
+    edge = {{"queued", s.queued},
+            {"active", s.active},
+            {"completed", s.completed},
+            {"prompt_tokens_cached", s.prompt_tokens_cached},
+            {"prompt_tokens_prefilled", s.prompt_tokens_prefilled}};
   }
   return {{"gateway",
            {{"version", kTandemVersion},
@@ -197,6 +201,18 @@ void register_scrape_metrics(Gateway& gateway) {
   registry.gauge_function("tandem_edge_active_sequences", "Edge generations decoding", [g] {
     return Samples{{{}, g->engine() ? static_cast<double>(g->engine()->stats().active) : 0.0}};
   });
+  registry.counter_function(
+      "tandem_edge_prompt_tokens_total",
+      "Edge prompt tokens by where their KV came from: cached (a slot's prompt cache) or "
+      "prefilled (decoded)",
+      [g] {
+        if (g->engine() == nullptr) {
+          return Samples{};
+        }
+        const auto s = g->engine()->stats();
+        return Samples{{{{"source", "cached"}}, static_cast<double>(s.prompt_tokens_cached)},
+                       {{{"source", "prefilled"}}, static_cast<double>(s.prompt_tokens_prefilled)}};
+      });
   registry.gauge_function(
       "tandem_upstream_circuit_state",
       "1 for each upstream's current circuit state (closed, open, half_open)", [g] {

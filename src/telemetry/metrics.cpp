@@ -370,7 +370,8 @@ MetricsRegistry::Series* MetricsRegistry::series_locked(std::string_view name,
           std::make_unique<Series>(labels, std::in_place_type<Histogram>, family->upper_bounds);
       break;
     case Type::kGaugeFunction:
-      return nullptr;  // gauge_function() registers those, without series
+    case Type::kCounterFunction:
+      return nullptr;  // gauge_function() and counter_function() register those, without series
   }
   Series* raw = series.get();
   family->series.push_back(std::move(series));
@@ -400,17 +401,27 @@ Histogram& MetricsRegistry::histogram(std::string_view name, std::string_view he
 
 void MetricsRegistry::gauge_function(std::string_view name, std::string_view help,
                                      Collect collect) {
+  function_family(name, help, Type::kGaugeFunction, std::move(collect));
+}
+
+void MetricsRegistry::counter_function(std::string_view name, std::string_view help,
+                                       Collect collect) {
+  function_family(name, help, Type::kCounterFunction, std::move(collect));
+}
+
+void MetricsRegistry::function_family(std::string_view name, std::string_view help, Type type,
+                                      Collect collect) {
   std::lock_guard lock(mutex_);
   if (!valid_metric_name(name)) {
     report_misuse(name, "invalid metric name");
   } else if (by_name_.contains(name)) {
     report_misuse(name, "already registered");
-  } else if (collides_with_histogram_locked(name, Type::kGaugeFunction)) {
+  } else if (collides_with_histogram_locked(name, type)) {
     report_misuse(name, "collides with a histogram's _bucket/_sum/_count series");
   } else if (!collect) {
     report_misuse(name, "empty collect function");
   } else {
-    new_family_locked(name, help, Type::kGaugeFunction, {})->collect = std::move(collect);
+    new_family_locked(name, help, type, {})->collect = std::move(collect);
   }
 }
 
@@ -438,7 +449,7 @@ std::string MetricsRegistry::render() const {
   std::string out;
   for (const View& view : views) {
     const Family& family = *view.family;
-    if (family.type == Type::kGaugeFunction) {
+    if (family.type == Type::kGaugeFunction || family.type == Type::kCounterFunction) {
       std::vector<std::pair<Labels, double>> samples;
       try {
         samples = family.collect();
@@ -454,7 +465,8 @@ std::string MetricsRegistry::render() const {
         }
       }
       if (!lines.empty()) {
-        append_header(out, family.name, family.help, "gauge");
+        append_header(out, family.name, family.help,
+                      family.type == Type::kCounterFunction ? "counter" : "gauge");
         out += lines;
       }
       continue;

@@ -145,6 +145,9 @@ class MetricsRegistry {
   // skipped; an exception from `collect` renders the family without samples. Registering
   // a name that exists is a programmer error (asserted; ignored in release).
   void gauge_function(std::string_view name, std::string_view help, Collect collect);
+  // As gauge_function(), for a total that only grows and is kept elsewhere (an engine's token
+  // counts): rendered with TYPE counter, so rate() applies.
+  void counter_function(std::string_view name, std::string_view help, Collect collect);
 
   // The text exposition (format 0.0.4): families in registration order, series in creation
   // order. A family without samples (a gauge function that returned none) is left out.
@@ -160,7 +163,8 @@ class MetricsRegistry {
   double sum(std::string_view name, const Labels& label_filter = {}) const;
 
  private:
-  enum class Type { kCounter, kGauge, kHistogram, kGaugeFunction };
+  enum class Type { kCounter, kGauge, kHistogram, kGaugeFunction, kCounterFunction };
+  void function_family(std::string_view name, std::string_view help, Type type, Collect collect);
   struct Series;
   struct Family;
 

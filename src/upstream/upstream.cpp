@@ -1,6 +1,7 @@
 #include "upstream/upstream.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "common/json_depth.h"
 #include "common/log.h"
@@ -45,6 +46,17 @@ std::string error_message_of(const std::string& body) {
     }
   }
   return body.substr(0, 200);
+}
+
+// A token count from an upstream's usage object; 0 when absent, not a count, or out of range
+// (a malformed reply is not worth failing an answer over, nor may it throw).
+int token_count(const nlohmann::json& usage, const char* key) {
+  const auto it = usage.find(key);
+  if (it == usage.end() || !it->is_number_integer()) {
+    return 0;
+  }
+  const auto value = it->get<int64_t>();
+  return value < 0 || value > INT32_MAX ? 0 : static_cast<int>(value);
 }
 
 }  // namespace
@@ -97,8 +109,12 @@ Result<CloudEvent> parse_cloud_chunk(const std::string& data, ApiKind kind, bool
   const auto usage = json.find("usage");
   if (usage != json.end() && usage->is_object()) {
     CloudUsage u;
-    u.prompt_tokens = usage->value("prompt_tokens", 0);
-    u.completion_tokens = usage->value("completion_tokens", 0);
+    u.prompt_tokens = token_count(*usage, "prompt_tokens");
+    u.completion_tokens = token_count(*usage, "completion_tokens");
+    const auto details = usage->find("prompt_tokens_details");
+    if (details != usage->end() && details->is_object()) {
+      u.cached_prompt_tokens = token_count(*details, "cached_tokens");
+    }
     event.usage = u;
   }
   return event;

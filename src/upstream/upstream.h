@@ -39,6 +39,7 @@ struct CloudRequest {
 struct CloudUsage {
   int prompt_tokens = 0;
   int completion_tokens = 0;
+  int cached_prompt_tokens = 0;  // usage.prompt_tokens_details.cached_tokens, when reported
 };
 
 // One parsed chunk of the upstream's stream.

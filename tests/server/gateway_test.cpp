@@ -57,6 +57,27 @@ TEST(GatewayEdgeTest, ChatCompletionFromTheEdgeCarriesItsDecision) {
   EXPECT_GE(t["latency_ms"].get<double>(), t["ttft_ms"].get<double>());
 }
 
+TEST(GatewayEdgeTest, TheNextTurnOfAChatReportsItsCachedPromptTokens) {
+  GatewayUnderTest gateway("");
+  // Two turns already, so that both requests are rendered as a transcript (the shipped model's
+  // plain template writes a lone user message as it is).
+  json req = chat("tandem", "Once upon a time", 16);
+  req["messages"].push_back({{"role", "assistant"}, {"content", "there was a girl."}});
+  req["messages"].push_back({{"role", "user"}, {"content", "What was her name?"}});
+  auto first = post(gateway.port(), "/v1/chat/completions", req);
+  ASSERT_EQ(first.status, 200) << first.body;
+  EXPECT_EQ(first.json_body()["usage"]["prompt_tokens_details"]["cached_tokens"], 0);
+  req["messages"].push_back(first.json_body()["choices"][0]["message"]);
+  req["messages"].push_back({{"role", "user"}, {"content", "What did she do next?"}});
+  auto second = post(gateway.port(), "/v1/chat/completions", req);
+  ASSERT_EQ(second.status, 200) << second.body;
+  const json body = second.json_body();
+  const int cached = body["usage"]["prompt_tokens_details"]["cached_tokens"].get<int>();
+  EXPECT_GT(cached, 0);
+  EXPECT_LT(cached, body["usage"]["prompt_tokens"].get<int>());
+  EXPECT_EQ(body["tandem"]["usage"]["edge"]["cached_prompt_tokens"], cached);
+}
+
 TEST(GatewayEdgeTest, StreamingEndsWithUsageDecisionAndDone) {
   GatewayUnderTest gateway("");
   json req = chat("tandem", "Once upon a time", 12, true);

@@ -123,6 +123,9 @@ TEST(OperationsGatewayTest, MetricsCountRequestsPerTierWithLatencyAndCost) {
   EXPECT_EQ(sample(m, R"(tandem_upstream_circuit_state{upstream="cloud",state="closed"})"), 1);
   EXPECT_EQ(sample(m, "tandem_cloud_offline"), 0);
   EXPECT_EQ(sample(m, "tandem_edge_queue_depth"), 0);
+  // The same prompt three times: the second and third find it in a slot's prompt cache.
+  EXPECT_GT(sample(m, R"(tandem_edge_prompt_tokens_total{source="cached"})"), 0);
+  EXPECT_GT(sample(m, R"(tandem_edge_prompt_tokens_total{source="prefilled"})"), 0);
   EXPECT_EQ(sample(m, "tandem_data_left_device_total"), 1);
   EXPECT_NE(m.find("# TYPE tandem_request_duration_seconds histogram"), std::string::npos);
   EXPECT_NE(m.find("tandem_edge_decode_tokens_per_second"), std::string::npos)
