@@ -1,0 +1,213 @@
+#!/usr/bin/env python3
+"""Time to first token at every turn of a growing chat: Tandem's edge vs llama-server.
+
+Each server runs alone (never two model processes at once: they share the cores), on the same
+model, one thread, the same context and slot count. A chat of --turns turns is played against
+it: turn k sends the whole conversation so far plus a new user message (streaming, greedy,
+--max-tokens), and the assistant's answer is appended to the history for the next turn. The
+time to first token is measured at the client, from just before the request is written to the
+first SSE chunk that carries content. Each server plays --chats chats (different openings) and
+the median per turn is reported, with the prompt tokens the server counted and, for Tandem,
+how many of them it found in its prompt cache.
+
+Servers, all in one run:
+  tandem          tandem serve, edge only, prompt cache on (the default)
+  tandem-nocache  tandem serve with edge.prompt_cache: false (every turn prefills all of it)
+  llama-server    llama.cpp's server at the same commit (keeps each slot's prompt cache too)
+
+Usage: bench/chat_turns.py [--model GGUF] [--turns 12] [--chats 3] [--max-tokens 48]
+                           [--parallel 1] [--context 4096] [--out results.json]
+"""
+
+import argparse
+import http.client
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TANDEM = os.path.join(ROOT, "build", "tandem")
+MODEL = os.path.join(ROOT, "models", "stories260K.gguf")
+
+OPENINGS = [
+    "Once upon a time, there was a little girl named Lily who loved her red ball.",
+    "Tom and his dog Max went to the park on a sunny day.",
+    "A small bird lived in a big tree next to a river.",
+]
+FOLLOW_UPS = [
+    "What happened next?",
+    "Who did they meet?",
+    "Why was that a surprise?",
+    "Tell me more about the weather that day.",
+    "What did they eat for lunch?",
+    "How did everyone feel?",
+    "What did mom say about it?",
+    "Where did they go after that?",
+    "What was the funniest part?",
+    "Did anything go wrong?",
+    "How did the day end?",
+    "What did they learn?",
+]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def llama_server_binary():
+    prefix = subprocess.run([os.path.join(ROOT, "scripts", "build-llama.sh")], check=True,
+                            capture_output=True, text=True).stdout.strip().splitlines()[-1]
+    return os.path.join(prefix, "bin", "llama-server")
+
+
+def wait_ready(port, process, path):
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        if process.poll() is not None:
+            raise SystemExit(f"server on port {port} exited with {process.returncode}")
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            conn.request("GET", path)
+            if conn.getresponse().status == 200:
+                return
+        except OSError:
+            pass
+        time.sleep(0.2)
+    raise SystemExit(f"server on port {port} never became ready")
+
+
+def start_tandem(args, port, prompt_cache, workdir):
+    config = os.path.join(workdir, f"tandem-{prompt_cache}.yaml")
+    with open(config, "w") as f:
+        f.write(f"server: {{host: 127.0.0.1, port: {port}}}\n"
+                f"edge:\n  model: {args.model}\n  threads: 1\n  context: {args.context}\n"
+                f"  parallel: {args.parallel}\n  prompt_cache: {str(prompt_cache).lower()}\n"
+                f"  default_max_tokens: {args.max_tokens}\n"
+)
+    process = subprocess.Popen([TANDEM, "serve", "-c", config], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    wait_ready(port, process, "/health")
+    return process, "tandem"
+
+
+def start_llama_server(args, port):
+    process = subprocess.Popen(
+        [llama_server_binary(), "-m", args.model, "--host", "127.0.0.1", "--port", str(port),
+         "-t", "1", "-tb", "1", "-c", str(args.context * args.parallel), "-np",
+         str(args.parallel), "--no-webui", "--log-disable"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_ready(port, process, "/health")
+    return process, "model"
+
+
+def stream_turn(port, model, messages, max_tokens):
+    """Returns (ttft_ms, answer text, usage dict) for one streamed chat completion."""
+    body = json.dumps({"model": model, "messages": messages, "max_tokens": max_tokens,
+                       "temperature": 0, "stream": True,
+                       "stream_options": {"include_usage": True}}).encode()
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
+    started = time.perf_counter()
+    conn.request("POST", "/v1/chat/completions", body, {"Content-Type": "application/json"})
+    response = conn.getresponse()
+    if response.status != 200:
+        raise SystemExit(f"port {port}: HTTP {response.status}: {response.read()[:300]!r}")
+    ttft = None
+    text = []
+    usage = {}
+    for raw in response:
+        line = raw.decode().strip()
+        if not line.startswith("data: ") or line == "data: [DONE]":
+            continue
+        event = json.loads(line[6:])
+        if event.get("usage"):
+            usage = event["usage"]
+        for choice in event.get("choices") or []:
+            piece = (choice.get("delta") or {}).get("content")
+            if piece:
+                if ttft is None:
+                    ttft = (time.perf_counter() - started) * 1000.0
+                text.append(piece)
+    conn.close()
+    return ttft, "".join(text), usage
+
+
+def play(port, model, args, opening):
+    messages = [{"role": "user", "content": opening}]
+    turns = []
+    for turn in range(args.turns):
+        ttft, answer, usage = stream_turn(port, model, messages, args.max_tokens)
+        details = usage.get("prompt_tokens_details") or {}
+        turns.append({"turn": turn + 1, "ttft_ms": ttft, "prompt_tokens": usage.get("prompt_tokens"),
+                      "cached_tokens": details.get("cached_tokens")})
+        messages.append({"role": "assistant", "content": answer})
+        messages.append({"role": "user", "content": FOLLOW_UPS[turn % len(FOLLOW_UPS)]})
+    return turns
+
+
+def run_server(name, start, args):
+    port = free_port()
+    process, model = start(port)
+    try:
+        stream_turn(port, model, [{"role": "user", "content": "Hello"}], 1)  # warm-up
+        chats = [play(port, model, args, OPENINGS[i % len(OPENINGS)]) for i in range(args.chats)]
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    per_turn = []
+    for turn in range(args.turns):
+        ttfts = [chat[turn]["ttft_ms"] for chat in chats if chat[turn]["ttft_ms"] is not None]
+        prompts = [chat[turn]["prompt_tokens"] or 0 for chat in chats]
+        cached = [chat[turn]["cached_tokens"] for chat in chats if chat[turn]["cached_tokens"]]
+        per_turn.append({
+            "turn": turn + 1,
+            "ttft_ms": statistics.median(ttfts) if ttfts else None,
+            "prompt_tokens": statistics.median(prompts),
+            "cached_tokens": statistics.median(cached) if cached else 0,
+        })
+    return {"server": name, "turns": per_turn, "chats": chats}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--model", default=MODEL)
+    parser.add_argument("--turns", type=int, default=12)
+    parser.add_argument("--chats", type=int, default=3)
+    parser.add_argument("--max-tokens", type=int, default=48)
+    parser.add_argument("--parallel", type=int, default=1)
+    parser.add_argument("--context", type=int, default=4096)
+    parser.add_argument("--out")
+    args = parser.parse_args()
+    args.model = os.path.abspath(args.model)
+
+    with tempfile.TemporaryDirectory() as workdir:
+        results = [
+            run_server("tandem", lambda p: start_tandem(args, p, True, workdir), args),
+            run_server("tandem-nocache", lambda p: start_tandem(args, p, False, workdir), args),
+            run_server("llama-server", lambda p: start_llama_server(args, p), args),
+        ]
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(results, f, indent=1)
+
+    names = [r["server"] for r in results]
+    print(f"model {os.path.basename(args.model)}, 1 thread, {args.parallel} slot(s), "
+          f"{args.chats} chats, max_tokens {args.max_tokens}; median time to first token (ms)")
+    print("turn  " + "".join(f"{n:>16}" for n in names) + "   tandem/llama  prompt  cached")
+    for turn in range(args.turns):
+        row = [r["turns"][turn] for r in results]
+        ttfts = [t["ttft_ms"] for t in row]
+        ratio = ttfts[0] / ttfts[2] if ttfts[0] and ttfts[2] else float("nan")
+        cells = "".join(f"{t:>16.1f}" if t is not None else f"{'-':>16}" for t in ttfts)
+        print(f"{turn + 1:>4}  {cells}   {ratio:>12.2f}  {row[0]['prompt_tokens']:>6.0f}"
+              f"  {row[0]['cached_tokens']:>6.0f}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
