@@ -10,15 +10,31 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/result.h"
 
 namespace tandem::engine {
 
+struct ToolCall {
+  std::string id;
+  std::string name;
+  std::string arguments;  // JSON text, as the model wrote it
+};
+
 struct ChatMessage {
+  ChatMessage() = default;
+  ChatMessage(std::string role_, std::string content_)
+      : role(std::move(role_)), content(std::move(content_)) {}
+
   std::string role;  // system, developer (treated as system), user, assistant, tool
   std::string content;
+  // Chat templates render these (engine/chat_format.h); the plain template shows the content.
+  std::vector<ToolCall> tool_calls;  // assistant
+  std::string tool_call_id;          // tool: the call this message answers
+  std::string name;                  // tool: the function's name, when the client gave it
+  std::string reasoning_content;     // assistant
 };
 
 class ChatTemplate {

@@ -17,6 +17,7 @@
 #include "engine/event_dispatcher.h"
 #include "engine/llama_backend.h"
 #include "engine/text_stream.h"
+#include "sampling.h"
 
 namespace tandem::engine {
 namespace {
@@ -34,6 +35,11 @@ double ms_between(Clock::time_point from, Clock::time_point to) {
   return std::chrono::duration<double, std::milli>(to - from).count();
 }
 
+struct CommonSamplerDeleter {
+  void operator()(common_sampler* sampler) const { common_sampler_free(sampler); }
+};
+using CommonSamplerPtr = std::unique_ptr<common_sampler, CommonSamplerDeleter>;
+
 // A request from submit() until it finishes. Owned by the queue, then by its slot.
 struct PendingRequest {
   std::shared_ptr<RequestHandle> handle;
@@ -41,6 +47,10 @@ struct PendingRequest {
   std::vector<llama_token> prompt;
   std::shared_ptr<const GenerationCallbacks> callbacks;
   Clock::time_point submitted;
+  // Constrained requests sample through llama.cpp's common sampler (grammar, lazy triggers,
+  // the template's generation prompt), built at submit() so a bad grammar fails there.
+  CommonSamplerPtr constrained;
+  std::vector<llama_token> preserved;  // sorted: shown as text, not dropped as control tokens
 };
 
 // Owns a llama_batch (RAII) and fills it.
@@ -134,15 +144,15 @@ size_t common_prefix_length(const std::vector<llama_token>& a, const std::vector
   return static_cast<size_t>(end_a - a.begin());
 }
 
-std::string token_piece(const llama_vocab* vocab, llama_token token) {
+std::string token_piece(const llama_vocab* vocab, llama_token token, bool special = false) {
   char small[64];
-  int32_t n = llama_token_to_piece(vocab, token, small, sizeof(small), 0, false);
+  int32_t n = llama_token_to_piece(vocab, token, small, sizeof(small), 0, special);
   if (n >= 0) {
     return std::string(small, static_cast<size_t>(n));
   }
   std::string large(static_cast<size_t>(-n), '\0');
   n = llama_token_to_piece(vocab, token, large.data(), static_cast<int32_t>(large.size()), 0,
-                           false);
+                           special);
   large.resize(static_cast<size_t>(std::max(n, 0)));
   return large;
 }
@@ -153,6 +163,7 @@ struct Engine::State {
   EngineOptions options;
   ModelIdentity identity;
   ChatTemplate chat_template;
+  std::unique_ptr<ChatFormatter> chat_formatter;
   llama_model_ptr model;
   llama_context_ptr context;
   const llama_vocab* vocab = nullptr;
@@ -187,6 +198,9 @@ struct Engine::State {
   void fail(Slot& slot, const Error& error);
   void release(Slot& slot);
   void sample(Slot& slot);
+  Result<CommonSamplerPtr> constrained_sampler(const GenerationRequest& request) const;
+  std::vector<llama_token> preserved_token_ids(const Constraint& constraint) const;
+  std::optional<llama_token> single_token(const std::string& text) const;
   void step(Batch& batch);
 };
 
@@ -327,8 +341,13 @@ void Engine::State::start(Slot& slot, PendingRequest request) {
 // Samples the next token of `slot` from the logits of the last batch and reports it.
 void Engine::State::sample(Slot& slot) {
   PendingRequest& req = *slot.active;
-  const llama_token token =
-      llama_sampler_sample(slot.sampler.get(), context.get(), slot.logits_index);
+  llama_token token = LLAMA_TOKEN_NULL;
+  if (req.constrained) {
+    token = common_sampler_sample(req.constrained.get(), context.get(), slot.logits_index);
+    common_sampler_accept(req.constrained.get(), token, true);
+  } else {
+    token = llama_sampler_sample(slot.sampler.get(), context.get(), slot.logits_index);
+  }
   if (slot.generated == 0) {
     slot.first_token = Clock::now();
   }
@@ -342,7 +361,8 @@ void Engine::State::sample(Slot& slot) {
   event.signals =
       signal_calculator.compute(std::span<const float>(logits, static_cast<size_t>(vocab_size)),
                                 token, req.request.sampling.top_logprobs);
-  event.piece = token_piece(vocab, token);
+  event.piece = token_piece(vocab, token,
+                            std::binary_search(req.preserved.begin(), req.preserved.end(), token));
   event.top_pieces.reserve(event.signals.top.size());
   for (const auto& alternative : event.signals.top) {
     event.top_pieces.push_back(token_piece(vocab, alternative.token));
@@ -368,6 +388,91 @@ void Engine::State::sample(Slot& slot) {
   } else {
     slot.next_input = token;
   }
+}
+
+// The token `text` is when it is exactly one (special tokens parsed), else nullopt.
+std::optional<llama_token> Engine::State::single_token(const std::string& text) const {
+  llama_token token = LLAMA_TOKEN_NULL;
+  const int32_t n =
+      llama_tokenize(vocab, text.data(), static_cast<int32_t>(text.size()), &token, 1, false, true);
+  return n == 1 ? std::optional<llama_token>(token) : std::nullopt;
+}
+
+std::vector<llama_token> Engine::State::preserved_token_ids(const Constraint& constraint) const {
+  std::vector<llama_token> ids;
+  for (const auto& text : constraint.preserved_tokens) {
+    if (const auto token = single_token(text)) {
+      ids.push_back(*token);
+    }
+  }
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+// llama.cpp's common sampler for a request with a grammar: the same chain as make_sampler()
+// (common_sampler orders penalties, top-k, top-p, min-p and temperature the same way), plus
+// the grammar, tried after sampling and applied before a resample when the token breaks it.
+Result<CommonSamplerPtr> Engine::State::constrained_sampler(
+    const GenerationRequest& request) const {
+  const Constraint& c = request.constraint;
+  if (c.grammar.empty()) {
+    return CommonSamplerPtr();
+  }
+  const SamplingParams& s = request.sampling;
+  common_params_sampling p;
+  p.seed = s.seed.value_or(LLAMA_DEFAULT_SEED);
+  p.temp = s.temperature;
+  p.top_k = s.top_k;
+  p.top_p = s.top_p;
+  p.min_p = s.min_p;
+  p.penalty_repeat = s.repeat_penalty;
+  p.penalty_last_n = s.repeat_last_n;
+  p.ignore_eos = s.ignore_eos;
+  if (s.ignore_eos) {
+    p.logit_bias_eog = ban_end_of_generation;
+  }
+  p.no_perf = true;
+  p.grammar = common_grammar(
+      c.from_template ? COMMON_GRAMMAR_TYPE_OUTPUT_FORMAT : COMMON_GRAMMAR_TYPE_USER, c.grammar);
+  p.grammar_lazy = c.lazy;
+  p.generation_prompt = c.generation_prompt;
+  for (const auto& t : c.triggers) {
+    common_grammar_trigger trigger{COMMON_GRAMMAR_TRIGGER_TYPE_WORD, t.value, t.token};
+    switch (t.kind) {
+      case GrammarTrigger::Kind::kToken: {
+        trigger.type = COMMON_GRAMMAR_TRIGGER_TYPE_TOKEN;
+        const auto token =
+            t.token >= 0 ? std::optional<llama_token>(t.token) : single_token(t.value);
+        if (!token) {
+          continue;  // not one token in this vocabulary: it can never be sampled as one
+        }
+        trigger.token = *token;
+        break;
+      }
+      case GrammarTrigger::Kind::kPattern:
+        trigger.type = COMMON_GRAMMAR_TRIGGER_TYPE_PATTERN;
+        break;
+      case GrammarTrigger::Kind::kPatternFull:
+        trigger.type = COMMON_GRAMMAR_TRIGGER_TYPE_PATTERN_FULL;
+        break;
+      case GrammarTrigger::Kind::kWord:
+        break;
+    }
+    p.grammar_triggers.push_back(std::move(trigger));
+  }
+  for (const auto token : preserved_token_ids(c)) {
+    p.preserved_tokens.insert(token);
+  }
+  try {
+    CommonSamplerPtr sampler(common_sampler_init(model.get(), p));
+    if (sampler) {
+      return sampler;
+    }
+  } catch (const std::exception& e) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      std::string("the grammar is invalid: ") + e.what());
+  }
+  return make_error(ErrorCode::kInvalidArgument, "the grammar is invalid (llama.cpp refused it)");
 }
 
 // Builds one batch from every active slot (a token each for decoding slots, then prompt
@@ -560,6 +665,12 @@ Result<std::unique_ptr<Engine>> Engine::open(const EngineOptions& options) {
   const char* tmpl = llama_model_chat_template(state->model.get(), nullptr);
   state->chat_template =
       ChatTemplate::from_model(tmpl ? std::optional<std::string>(tmpl) : std::nullopt);
+  auto formatter =
+      ChatFormatter::create(state->model.get(), options.chat_template, state->chat_template);
+  if (!formatter) {
+    return formatter.error();
+  }
+  state->chat_formatter = std::move(formatter).value();
 
   const int threads = options.threads > 0
                           ? options.threads
@@ -609,6 +720,12 @@ const ModelIdentity& Engine::model() const {
 const ChatTemplate& Engine::chat_template() const {
   return state_->chat_template;
 }
+Result<FormattedChat> Engine::format_chat(const ChatRequest& request) const {
+  return state_->chat_formatter->format(request);
+}
+const std::string& Engine::chat_format_kind() const {
+  return state_->chat_formatter->kind();
+}
 uint32_t Engine::context_per_sequence() const {
   return state_->context_per_sequence;
 }
@@ -652,6 +769,12 @@ Result<std::shared_ptr<RequestHandle>> Engine::submit(GenerationRequest request,
     return make_error(ErrorCode::kInvalidArgument, "the prompt tokenizes to nothing");
   }
 
+  auto constrained = state_->constrained_sampler(request);
+  if (!constrained) {
+    return constrained.error();
+  }
+  std::vector<llama_token> preserved = state_->preserved_token_ids(request.constraint);
+
   auto handle = std::make_shared<RequestHandle>(state_->next_id.fetch_add(1));
   {
     std::lock_guard lock(state_->mutex);
@@ -664,9 +787,10 @@ Result<std::shared_ptr<RequestHandle>> Engine::submit(GenerationRequest request,
                             " requests are queued (limit " +
                             std::to_string(state_->options.max_queued_requests) + "); retry later");
     }
-    state_->queue.push_back(PendingRequest{
-        handle, std::move(request), std::move(tokens),
-        std::make_shared<const GenerationCallbacks>(std::move(callbacks)), Clock::now()});
+    state_->queue.push_back(
+        PendingRequest{handle, std::move(request), std::move(tokens),
+                       std::make_shared<const GenerationCallbacks>(std::move(callbacks)),
+                       Clock::now(), std::move(constrained).value(), std::move(preserved)});
   }
   state_->wake.notify_one();
   return handle;

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "common/result.h"
+#include "engine/chat_format.h"
 #include "engine/chat_template.h"
 #include "engine/generation.h"
 #include "engine/model_identity.h"
@@ -31,6 +32,8 @@ struct EngineOptions {
   // chat's next turn, clients sharing a system prompt, a cascade's hand-off). Off: every
   // request prefills its whole prompt (the comparison in benchmarks).
   bool prompt_cache = true;
+  // A Jinja chat template's source replacing the model's own (edge.chat_template_file).
+  std::optional<std::string> chat_template;
   // Memory the load may use, instead of the system's MemAvailable. For tests and for
   // operators who want to reserve memory for something else.
   std::optional<uint64_t> memory_limit_bytes;
@@ -79,6 +82,11 @@ class Engine {
 
   const ModelIdentity& model() const;
   const ChatTemplate& chat_template() const;
+  // Renders a chat (messages, tools, response_format) for this model: llama.cpp's Jinja
+  // templates, or the plain template for a model without one (engine/chat_format.h).
+  Result<FormattedChat> format_chat(const ChatRequest& request) const;
+  // "jinja" or "plain".
+  const std::string& chat_format_kind() const;
   uint32_t context_per_sequence() const;
 
   // Tokenizes and queues a request. Errors are immediate: kInvalidArgument (sampling fields,

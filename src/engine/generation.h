@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,6 +38,33 @@ inline constexpr size_t kMaxStopStringBytes = 256;
 // Checks every field; the error names the field and the allowed range.
 Status validate(const SamplingParams& params);
 
+// Constrained decoding: only what the grammar allows is sampled. Made from a JSON schema
+// (response_format) or by the chat template for tool calls (engine/chat_format.h).
+struct GrammarTrigger {
+  enum class Kind { kWord, kPattern, kPatternFull, kToken };
+  Kind kind = Kind::kWord;
+  std::string value;   // the word or regular expression; the token's text for kToken
+  int32_t token = -1;  // kToken
+};
+
+struct Constraint {
+  std::string grammar;  // GBNF with a `root` rule; empty: unconstrained
+  // The grammar applies only from the first trigger on (a tool call after free text).
+  bool lazy = false;
+  std::vector<GrammarTrigger> triggers;
+  // Special tokens the output parser must see as text (tool-call tags): they are reported in
+  // TokenEvent::piece instead of being dropped like other control tokens.
+  std::vector<std::string> preserved_tokens;
+  // What the template already wrote of the answer (e.g. an opened <think> block): a template's
+  // grammar is advanced past it before sampling. Not applied to a client's own grammar.
+  std::string generation_prompt;
+  bool from_template = false;
+
+  bool empty() const { return grammar.empty() && preserved_tokens.empty(); }
+};
+
+struct ChatOutputFormat;  // engine/chat_format.h
+
 struct GenerationRequest {
   // The full prompt text, already rendered through a chat template if it is a chat.
   std::string prompt;
@@ -45,6 +73,10 @@ struct GenerationRequest {
   // Parse special tokens written as text (chat templates need it; raw user text must not).
   bool parse_special = false;
   SamplingParams sampling;
+  Constraint constraint;
+  // How to read the answer back (tool calls, reasoning), from Engine::format_chat(); null for
+  // plain text. The engine does not read it: it travels with the request to whoever parses.
+  std::shared_ptr<const ChatOutputFormat> answer_format;
 };
 
 enum class FinishReason {
