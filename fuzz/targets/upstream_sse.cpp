@@ -39,6 +39,19 @@ void check_chunk(const std::string& data, ApiKind kind, bool whole) {
   FUZZ_CHECK(event.ok() == usable);
   if (!event.ok()) {
     FUZZ_CHECK(!event.error().message.empty());
+    return;
+  }
+  // Tool calls and reasoning are chat's; every call kept is within bounds and carries something.
+  if (kind == ApiKind::kCompletion) {
+    FUZZ_CHECK(event->tool_calls.empty() && event->reasoning.empty());
+  }
+  for (size_t i = 0; i < event->tool_calls.size(); ++i) {
+    const auto& call = event->tool_calls[i];
+    FUZZ_CHECK(call.index < upstream::kMaxToolCalls);
+    FUZZ_CHECK(!call.id.empty() || !call.name.empty() || !call.arguments.empty());
+    if (whole) {
+      FUZZ_CHECK(call.index == i);  // a message's calls are numbered without gaps
+    }
   }
 }
 

@@ -105,9 +105,22 @@ struct Revision {
 
 // One piece of generated text for the client, with its logprobs already in the request's
 // API format (chat: a list for choices[].logprobs.content; completions: parallel arrays).
+//
+// A chat answer may also carry reasoning text and tool calls. Tool calls arrive as deltas, as
+// OpenAI streams them: the first delta of a call has its index, id and name, later ones append
+// to its arguments (any delta may carry all of them).
+struct ToolCallDelta {
+  size_t index = 0;       // the call's position in message.tool_calls
+  std::string id;         // set on the call's first delta
+  std::string name;       // set on the call's first delta
+  std::string arguments;  // a piece of the JSON arguments, appended in order
+};
+
 struct Piece {
   std::string text;
   nlohmann::json logprobs;  // null when not requested
+  std::string reasoning;    // a piece of message.reasoning_content (chat)
+  std::vector<ToolCallDelta> tool_calls;
 };
 
 struct Outcome {
@@ -238,7 +251,9 @@ class Gateway {
   // and cost are added to `record`.
   struct CloudAnswer {
     std::string text;
-    nlohmann::json logprobs;  // in the request kind's shape; null when not returned
+    nlohmann::json logprobs;                // in the request kind's shape; null when not returned
+    std::string reasoning;                  // reasoning_content (chat)
+    std::vector<ToolCallDelta> tool_calls;  // whole calls in index order (append_tool_calls)
     std::string finish_reason = "stop";
     upstream::CloudUsage usage;
   };

@@ -63,10 +63,25 @@ json with_logprobs(json body, ApiKind kind) {
   return body;
 }
 
+// A whole cloud answer as one piece for the client: its text, and its reasoning and tool calls
+// (which the judges, reading the text, leave aside but the client must receive).
+Piece answer_piece(const Gateway::CloudAnswer& cloud, bool with_logprobs) {
+  Piece piece;
+  piece.text = cloud.text;
+  if (with_logprobs) {
+    piece.logprobs = cloud.logprobs;
+  }
+  piece.reasoning = cloud.reasoning;
+  piece.tool_calls = cloud.tool_calls;
+  return piece;
+}
+
 net::awaitable<bool> emit(Gateway& gateway, Gateway::Run& run, const std::string& tier,
                           Piece piece) {
   bool open = co_await gateway.start_answer(run, tier);
-  if (open && (!piece.text.empty() || !piece.logprobs.is_null())) {
+  const bool carries = !piece.text.empty() || !piece.logprobs.is_null() ||
+                       !piece.reasoning.empty() || !piece.tool_calls.empty();
+  if (open && carries) {
     open = co_await run.sink.piece(piece);
   }
   co_return open;
@@ -232,11 +247,7 @@ net::awaitable<std::optional<ApiError>> run_cascade(Gateway& gateway, Gateway::R
       if (!co_await revise(run, "edge", "cloud", why)) {
         co_return client_gone();
       }
-      Piece piece;
-      piece.text = cloud->text;
-      if (run.request.logprobs) {
-        piece.logprobs = cloud->logprobs;
-      }
+      Piece piece = answer_piece(*cloud, run.request.logprobs);
       if (!co_await emit(gateway, run, "cloud", std::move(piece))) {
         co_return client_gone();
       }
@@ -442,11 +453,7 @@ net::awaitable<std::optional<ApiError>> run_speculative(Gateway& gateway, Gatewa
     co_return client_gone();
   }
   run.record.reasons.push_back("revised: the cloud disagreed with the edge answer");
-  Piece piece;
-  piece.text = cloud.text;
-  if (run.request.logprobs) {
-    piece.logprobs = cloud.logprobs;
-  }
+  Piece piece = answer_piece(cloud, run.request.logprobs);
   if (!co_await emit(gateway, run, "cloud", std::move(piece))) {
     co_return client_gone();
   }

@@ -304,17 +304,15 @@ class BufferedSink final : public ResponseSink {
 
   net::awaitable<bool> begin(const DecisionRecord&) override { co_return true; }
   net::awaitable<bool> piece(const Piece& piece) override {
-    text_ += piece.text;
-    append_logprobs(kind_, logprobs_, piece.logprobs);
+    answer_.add(kind_, piece);
     co_return true;
   }
   net::awaitable<bool> revise(const Revision&) override {
-    text_.clear();
-    logprobs_ = nullptr;
+    answer_ = WholeAnswer{};
     co_return true;
   }
   net::awaitable<void> finish(const Outcome& outcome, const DecisionRecord& record) override {
-    body_ = completion_response(kind_, ids_, text_, logprobs_, outcome, record);
+    body_ = completion_response(kind_, ids_, answer_, outcome, record);
     tier_ = record.tier;
     co_return;
   }
@@ -341,8 +339,7 @@ class BufferedSink final : public ResponseSink {
  private:
   ApiKind kind_;
   ResponseIds ids_;
-  std::string text_;
-  json logprobs_;
+  WholeAnswer answer_;  // text, logprobs, reasoning and tool calls so far
   json body_;
   std::string tier_;
   std::optional<ApiError> error_;

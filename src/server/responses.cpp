@@ -1,5 +1,6 @@
 #include "server/responses.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <random>
@@ -43,6 +44,28 @@ json logprobs_field(ApiKind kind, const json& logprobs) {
   return kind == ApiKind::kChat ? json{{"content", logprobs}} : logprobs;
 }
 
+// A chunk's delta.tool_calls: what each delta has, as OpenAI streams a call (its id, type and
+// name on its first delta, then pieces of its arguments).
+json tool_calls_delta(const std::vector<ToolCallDelta>& deltas) {
+  json out = json::array();
+  for (const auto& delta : deltas) {
+    json item = {{"index", delta.index}};
+    json function = {{"arguments", delta.arguments}};
+    if (!delta.id.empty()) {
+      item["id"] = delta.id;
+    }
+    if (!delta.id.empty() || !delta.name.empty()) {
+      item["type"] = "function";
+    }
+    if (!delta.name.empty()) {
+      function["name"] = delta.name;
+    }
+    item["function"] = std::move(function);
+    out.push_back(std::move(item));
+  }
+  return out;
+}
+
 }  // namespace
 
 ResponseIds new_response_ids(ApiKind kind, const std::string& model) {
@@ -55,16 +78,47 @@ ResponseIds new_response_ids(ApiKind kind, const std::string& model) {
   return ids;
 }
 
+void WholeAnswer::add(ApiKind kind, const Piece& piece) {
+  text += piece.text;
+  append_logprobs(kind, logprobs, piece.logprobs);
+  reasoning += piece.reasoning;
+  append_tool_calls(tool_calls, piece.tool_calls);
+}
+
 json completion_response(ApiKind kind, const ResponseIds& ids, const std::string& text,
                          const json& logprobs, const Outcome& outcome,
                          const DecisionRecord& record) {
+  WholeAnswer answer;
+  answer.text = text;
+  answer.logprobs = logprobs;
+  return completion_response(kind, ids, answer, outcome, record);
+}
+
+json completion_response(ApiKind kind, const ResponseIds& ids, const WholeAnswer& answer,
+                         const Outcome& outcome, const DecisionRecord& record) {
   json choice = {{"index", 0},
-                 {"logprobs", logprobs_field(kind, logprobs)},
+                 {"logprobs", logprobs_field(kind, answer.logprobs)},
                  {"finish_reason", outcome.finish_reason}};
   if (kind == ApiKind::kChat) {
-    choice["message"] = {{"role", "assistant"}, {"content", text}};
+    json message = {{"role", "assistant"}, {"content", answer.text}};
+    if (!answer.reasoning.empty()) {
+      message["reasoning_content"] = answer.reasoning;
+    }
+    if (!answer.tool_calls.empty()) {
+      if (answer.text.empty()) {
+        message["content"] = nullptr;
+      }
+      json calls = json::array();
+      for (const auto& call : answer.tool_calls) {
+        calls.push_back({{"id", call.id},
+                         {"type", "function"},
+                         {"function", {{"name", call.name}, {"arguments", call.arguments}}}});
+      }
+      message["tool_calls"] = std::move(calls);
+    }
+    choice["message"] = std::move(message);
   } else {
-    choice["text"] = text;
+    choice["text"] = answer.text;
   }
   return {{"id", ids.id},
           {"object", kind == ApiKind::kChat ? "chat.completion" : "text_completion"},
@@ -80,7 +134,16 @@ json content_chunk(ApiKind kind, const ResponseIds& ids, const Piece& piece, boo
   json choice = {
       {"index", 0}, {"logprobs", logprobs_field(kind, piece.logprobs)}, {"finish_reason", nullptr}};
   if (kind == ApiKind::kChat) {
-    json delta = {{"content", piece.text}};
+    json delta = json::object();
+    if (!piece.text.empty() || (piece.reasoning.empty() && piece.tool_calls.empty())) {
+      delta["content"] = piece.text;
+    }
+    if (!piece.reasoning.empty()) {
+      delta["reasoning_content"] = piece.reasoning;
+    }
+    if (!piece.tool_calls.empty()) {
+      delta["tool_calls"] = tool_calls_delta(piece.tool_calls);
+    }
     if (first) {
       delta["role"] = "assistant";
     }
@@ -145,6 +208,36 @@ void append_logprobs(ApiKind kind, json& all, const json& piece) {
       }
     }
   }
+}
+
+void append_tool_calls(std::vector<ToolCallDelta>& calls,
+                       const std::vector<ToolCallDelta>& deltas) {
+  for (const auto& delta : deltas) {
+    const auto at = std::lower_bound(
+        calls.begin(), calls.end(), delta.index,
+        [](const ToolCallDelta& call, size_t index) { return call.index < index; });
+    if (at == calls.end() || at->index != delta.index) {
+      calls.insert(at, delta);
+      continue;
+    }
+    if (at->id.empty()) {
+      at->id = delta.id;
+    }
+    if (at->name.empty()) {
+      at->name = delta.name;
+    }
+    at->arguments += delta.arguments;
+  }
+}
+
+std::vector<ToolCallDelta> tool_call_deltas(
+    const std::vector<upstream::CloudToolCallDelta>& deltas) {
+  std::vector<ToolCallDelta> out;
+  out.reserve(deltas.size());
+  for (const auto& d : deltas) {
+    out.push_back({d.index, d.id, d.name, d.arguments});
+  }
+  return out;
 }
 
 std::string dump(const json& value) {

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "server/gateway.h"
 
@@ -17,12 +18,31 @@ struct ResponseIds {
 
 ResponseIds new_response_ids(upstream::ApiKind kind, const std::string& model);
 
-// The whole non-streaming response. `logprobs` is the concatenation of the pieces' logprobs.
+// A whole answer as the pieces of a response add up to it.
+struct WholeAnswer {
+  std::string text;
+  nlohmann::json logprobs;  // the pieces' logprobs concatenated (append_logprobs); null if none
+  std::string reasoning;
+  std::vector<ToolCallDelta> tool_calls;  // whole calls in index order (append_tool_calls)
+
+  void add(upstream::ApiKind kind, const Piece& piece);
+};
+
+// The whole non-streaming response. Chat: message.reasoning_content when there is reasoning,
+// message.tool_calls when there are calls, and then a null content when there is no text (as
+// OpenAI answers).
+nlohmann::json completion_response(upstream::ApiKind kind, const ResponseIds& ids,
+                                   const WholeAnswer& answer, const Outcome& outcome,
+                                   const DecisionRecord& record);
+// A text answer.
 nlohmann::json completion_response(upstream::ApiKind kind, const ResponseIds& ids,
                                    const std::string& text, const nlohmann::json& logprobs,
                                    const Outcome& outcome, const DecisionRecord& record);
 
-// A content chunk; `first` adds the assistant role (chat).
+// A content chunk; `first` adds the assistant role (chat). Chat: delta.content when the piece
+// has text or nothing else (a plain text piece renders as it always has), delta.reasoning_content
+// and delta.tool_calls when it has them (a call's id, type and name only where the delta has
+// them, as OpenAI streams a call: on its first delta). Completions render the text only.
 nlohmann::json content_chunk(upstream::ApiKind kind, const ResponseIds& ids, const Piece& piece,
                              bool first);
 // The chunk that carries finish_reason (and `tandem` when it is the last one).
@@ -35,6 +55,15 @@ nlohmann::json models_response(const std::vector<ModelInfo>& models);
 
 // Appends piece logprobs to an accumulated value in the API's shape.
 void append_logprobs(upstream::ApiKind kind, nlohmann::json& all, const nlohmann::json& piece);
+
+// Adds tool call deltas to whole calls, kept in index order: a new index starts a call; for a
+// known one the id and name are kept from the first delta that has them and the arguments are
+// appended.
+void append_tool_calls(std::vector<ToolCallDelta>& calls, const std::vector<ToolCallDelta>& deltas);
+
+// A cloud event's tool call deltas as the gateway's (the upstream layer has its own type).
+std::vector<ToolCallDelta> tool_call_deltas(
+    const std::vector<upstream::CloudToolCallDelta>& deltas);
 
 // JSON text safe for any bytes (invalid UTF-8 replaced).
 std::string dump(const nlohmann::json& value);

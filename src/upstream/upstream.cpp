@@ -59,6 +59,72 @@ int token_count(const nlohmann::json& usage, const char* key) {
   return value < 0 || value > INT32_MAX ? 0 : static_cast<int>(value);
 }
 
+// The string at `key`, or "" when absent or not a string.
+std::string string_at(const nlohmann::json& object, const char* key) {
+  const auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// One item of a delta's tool_calls, or with `whole` of a message's (which have no index: the
+// index is `position`, as it is for a delta's item that names none); nullopt when the item is
+// malformed or carries nothing.
+std::optional<CloudToolCallDelta> tool_call_of(const nlohmann::json& item, size_t position,
+                                               bool whole) {
+  if (!item.is_object()) {
+    return std::nullopt;
+  }
+  CloudToolCallDelta call;
+  call.index = position;
+  if (const auto index = item.find("index"); !whole && index != item.end()) {
+    if (!index->is_number_integer() || index->get<int64_t>() < 0) {
+      return std::nullopt;
+    }
+    call.index = static_cast<size_t>(index->get<int64_t>());
+  }
+  if (call.index >= kMaxToolCalls) {
+    return std::nullopt;
+  }
+  if (const auto type = item.find("type");
+      type != item.end() && type->is_string() && type->get<std::string>() != "function") {
+    return std::nullopt;  // another kind of tool call (e.g. "custom"): not ours to relay
+  }
+  call.id = string_at(item, "id");
+  if (const auto function = item.find("function");
+      function != item.end() && function->is_object()) {
+    call.name = string_at(*function, "name");
+    const auto arguments = function->find("arguments");
+    if (arguments != function->end() && arguments->is_string()) {
+      call.arguments = arguments->get<std::string>();
+    } else if (arguments != function->end() && !arguments->is_null()) {
+      // Some servers send the arguments object itself: OpenAI's clients expect its text.
+      call.arguments = arguments->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    }
+  }
+  if (call.id.empty() && call.name.empty() && call.arguments.empty()) {
+    return std::nullopt;
+  }
+  return call;
+}
+
+// A chat delta's (or with `whole` a message's) reasoning text and tool calls.
+void read_chat_extras(const nlohmann::json& message, bool whole, CloudEvent& event) {
+  event.reasoning = string_at(message, "reasoning_content");
+  if (event.reasoning.empty()) {
+    event.reasoning = string_at(message, "reasoning");  // vLLM's newer name, OpenRouter's
+  }
+  const auto calls = message.find("tool_calls");
+  if (calls == message.end() || !calls->is_array()) {
+    return;
+  }
+  for (size_t i = 0; i < calls->size(); ++i) {
+    // A message's calls are numbered as relayed: the items left out leave no gaps.
+    const size_t position = whole ? event.tool_calls.size() : i;
+    if (auto call = tool_call_of((*calls)[i], position, whole)) {
+      event.tool_calls.push_back(std::move(*call));
+    }
+  }
+}
+
 }  // namespace
 
 Result<CloudEvent> parse_cloud_chunk(const std::string& data, ApiKind kind, bool whole) {
@@ -86,10 +152,8 @@ Result<CloudEvent> parse_cloud_chunk(const std::string& data, ApiKind kind, bool
     if (kind == ApiKind::kChat) {
       const auto delta = choice.find(whole ? "message" : "delta");
       if (delta != choice.end() && delta->is_object()) {
-        const auto content = delta->find("content");
-        if (content != delta->end() && content->is_string()) {
-          event.text = content->get<std::string>();
-        }
+        event.text = string_at(*delta, "content");
+        read_chat_extras(*delta, whole, event);
       }
     } else {
       const auto text = choice.find("text");
@@ -320,8 +384,7 @@ net::awaitable<std::optional<UpstreamFailure>> Upstream::attempt(const CloudRequ
                                "upstream " + config_.name + ": " + event.error().message);
       }
       finished = finished || event->finish_reason.has_value();
-      if (event->text.empty() && !event->finish_reason && !event->usage &&
-          event->logprobs.is_null()) {
+      if (!event->has_output() && !event->finish_reason && !event->usage) {
         continue;  // e.g. the role-only first chunk
       }
       delivered = true;

@@ -42,13 +42,34 @@ struct CloudUsage {
   int cached_prompt_tokens = 0;  // usage.prompt_tokens_details.cached_tokens, when reported
 };
 
+// A piece of one tool call of a chat answer, as OpenAI streams them: a call's first delta has
+// its id and name, later ones append to its arguments. A whole answer's calls come as one delta
+// each, index = position.
+struct CloudToolCallDelta {
+  size_t index = 0;       // the call's position in message.tool_calls (< kMaxToolCalls)
+  std::string id;         // "" when this delta does not carry it
+  std::string name;       // function.name; "" when this delta does not carry it
+  std::string arguments;  // a piece of function.arguments (JSON text), appended in order
+};
+
+// Tool call indices at or above this are not a real answer's: such items are ignored, which
+// also bounds what a gateway holds per answer.
+inline constexpr size_t kMaxToolCalls = 1024;
+
 // One parsed chunk of the upstream's stream.
 struct CloudEvent {
   std::string text;
   nlohmann::json logprobs;  // the chunk's choices[0].logprobs as sent, or null
+  std::string reasoning;    // a piece of reasoning_content (or `reasoning`) (chat)
+  std::vector<CloudToolCallDelta> tool_calls;  // (chat)
   std::optional<std::string> finish_reason;
   std::optional<CloudUsage> usage;
   std::string model;  // the model the upstream says answered ("" when the chunk names none)
+
+  // Carries something of the answer for the client (not only usage, a finish or a model).
+  bool has_output() const {
+    return !text.empty() || !logprobs.is_null() || !reasoning.empty() || !tool_calls.empty();
+  }
 };
 
 struct UpstreamFailure {
@@ -130,7 +151,10 @@ class Upstream {
 
 // Parses one upstream stream chunk (`data:` payload), or with `whole` a complete
 // non-streaming response (choices[0].message instead of .delta). Fails on JSON errors and on
-// an {"error": ...} object.
+// an {"error": ...} object. Fields of the wrong type are ignored, as are tool call items that
+// are not objects, have an index that is not an integer in [0, kMaxToolCalls), a type other
+// than "function", or carry no id, name or arguments; arguments sent as a JSON value rather
+// than text are relayed as that value's JSON text.
 Result<CloudEvent> parse_cloud_chunk(const std::string& data, ApiKind kind, bool whole = false);
 
 }  // namespace tandem::upstream

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "server/responses.h"
 #include "test_harness.h"
 
 namespace tandem::test {
@@ -223,6 +224,110 @@ TEST(GatewayCloudTest, LlamaServerAsTheCloudTier) {
   EXPECT_TRUE(lp[0].contains("logprob"));
   EXPECT_EQ(lp[0]["top_logprobs"].size(), 2U);
   EXPECT_EQ(events.back(), "[DONE]");
+}
+
+// ---- Tool calls and reasoning ------------------------------------------------------------
+// Rendered as OpenAI renders them.
+
+server::ResponseIds fixed_ids() {
+  return {"chatcmpl-x", 1, "m"};
+}
+
+server::ToolCallDelta call_delta(size_t index, std::string id, std::string name,
+                                 std::string arguments) {
+  return {index, std::move(id), std::move(name), std::move(arguments)};
+}
+
+TEST(ResponsesTest, APlainTextChunkIsRenderedAsItAlwaysWas) {
+  server::Piece piece;
+  piece.text = "Hi";
+  EXPECT_EQ(server::dump(server::content_chunk(upstream::ApiKind::kChat, fixed_ids(), piece, true)),
+            R"({"choices":[{"delta":{"content":"Hi","role":"assistant"},"finish_reason":null,)"
+            R"("index":0,"logprobs":null}],"created":1,"id":"chatcmpl-x","model":"m",)"
+            R"("object":"chat.completion.chunk"})");
+  piece.text.clear();  // an empty piece still says content ""
+  EXPECT_EQ(server::content_chunk(upstream::ApiKind::kChat, fixed_ids(), piece,
+                                  false)["choices"][0]["delta"],
+            json({{"content", ""}}));
+}
+
+TEST(ResponsesTest, ChunksCarryReasoningAndToolCallDeltasAsOpenAiStreamsThem) {
+  server::Piece reasoning;
+  reasoning.reasoning = "Think.";
+  EXPECT_EQ(server::content_chunk(upstream::ApiKind::kChat, fixed_ids(), reasoning,
+                                  true)["choices"][0]["delta"],
+            json({{"role", "assistant"}, {"reasoning_content", "Think."}}));
+
+  server::Piece first;
+  first.tool_calls = {call_delta(0, "call_1", "get_weather", "")};
+  EXPECT_EQ(server::content_chunk(upstream::ApiKind::kChat, fixed_ids(), first,
+                                  false)["choices"][0]["delta"],
+            json::parse(R"({"tool_calls":[{"index":0,"id":"call_1","type":"function",)"
+                        R"("function":{"name":"get_weather","arguments":""}}]})"));
+  server::Piece later;
+  later.tool_calls = {call_delta(0, "", "", "{\"city\":"), call_delta(1, "call_2", "f", "{}")};
+  EXPECT_EQ(server::content_chunk(upstream::ApiKind::kChat, fixed_ids(), later,
+                                  false)["choices"][0]["delta"],
+            json::parse(R"({"tool_calls":[{"index":0,"function":{"arguments":"{\"city\":"}},)"
+                        R"({"index":1,"id":"call_2","type":"function",)"
+                        R"("function":{"name":"f","arguments":"{}"}}]})"));
+  // Text with them is content as usual; completions render the text only.
+  later.text = "Sure.";
+  EXPECT_EQ(server::content_chunk(upstream::ApiKind::kChat, fixed_ids(), later,
+                                  false)["choices"][0]["delta"]["content"],
+            "Sure.");
+  const json completion =
+      server::content_chunk(upstream::ApiKind::kCompletion, fixed_ids(), later, false);
+  EXPECT_EQ(completion["choices"][0]["text"], "Sure.");
+  EXPECT_FALSE(completion["choices"][0].contains("delta"));
+}
+
+TEST(ResponsesTest, ToolCallDeltasAddUpToWholeCallsInIndexOrder) {
+  std::vector<server::ToolCallDelta> calls;
+  server::append_tool_calls(calls, {call_delta(1, "call_b", "second", "{\"x\"")});
+  server::append_tool_calls(calls, {call_delta(0, "call_a", "first", "")});
+  // A repeated id or name is kept from the first delta; arguments append.
+  server::append_tool_calls(
+      calls, {call_delta(1, "call_other", "other", ":1}"), call_delta(0, "", "", "{}")});
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[0].index, 0u);
+  EXPECT_EQ(calls[0].id, "call_a");
+  EXPECT_EQ(calls[0].name, "first");
+  EXPECT_EQ(calls[0].arguments, "{}");
+  EXPECT_EQ(calls[1].id, "call_b");
+  EXPECT_EQ(calls[1].name, "second");
+  EXPECT_EQ(calls[1].arguments, "{\"x\":1}");
+}
+
+TEST(ResponsesTest, AWholeAnswerWithToolCallsHasANullContent) {
+  server::WholeAnswer answer;
+  server::Piece piece;
+  piece.reasoning = "Think";
+  answer.add(upstream::ApiKind::kChat, piece);
+  piece.reasoning = ".";
+  piece.tool_calls = {call_delta(0, "call_1", "get_weather", "{\"city\":")};
+  answer.add(upstream::ApiKind::kChat, piece);
+  piece.reasoning.clear();
+  piece.tool_calls = {call_delta(0, "", "", "\"Paris\"}")};
+  answer.add(upstream::ApiKind::kChat, piece);
+  const server::Outcome outcome{"tool_calls", {}};
+  const json body = server::completion_response(upstream::ApiKind::kChat, fixed_ids(), answer,
+                                                outcome, server::DecisionRecord{});
+  const json& choice = body["choices"][0];
+  EXPECT_EQ(choice["finish_reason"], "tool_calls");
+  EXPECT_EQ(choice["message"],
+            json::parse(R"({"role":"assistant","content":null,"reasoning_content":"Think.",)"
+                        R"("tool_calls":[{"id":"call_1","type":"function","function":)"
+                        R"({"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]})"));
+  // With text too, the text stays; without reasoning or calls the message is as it always was.
+  answer.text = "Let me check.";
+  EXPECT_EQ(
+      server::completion_response(upstream::ApiKind::kChat, fixed_ids(), answer, outcome,
+                                  server::DecisionRecord{})["choices"][0]["message"]["content"],
+      "Let me check.");
+  EXPECT_EQ(server::completion_response(upstream::ApiKind::kChat, fixed_ids(), "Hi", nullptr,
+                                        outcome, server::DecisionRecord{})["choices"][0]["message"],
+            json({{"role", "assistant"}, {"content", "Hi"}}));
 }
 
 // ---- Faults -------------------------------------------------------------------------------

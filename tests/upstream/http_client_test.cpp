@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "upstream/upstream.h"
+
 namespace tandem::upstream {
 namespace {
 
@@ -90,6 +92,106 @@ TEST(HttpExchangeTest, CancelThenDestroyAtOnceIsSafe) {
       net::asio::detached);
   ioc.run();
   EXPECT_TRUE(opened);
+}
+
+// ---- parse_cloud_chunk: tool calls and reasoning ------------------------------------------
+
+CloudEvent parsed(const std::string& data, bool whole = false) {
+  auto event = parse_cloud_chunk(data, ApiKind::kChat, whole);
+  EXPECT_TRUE(event.ok()) << data;
+  return event.ok() ? std::move(event).value() : CloudEvent{};
+}
+
+TEST(CloudChunkTest, StreamedToolCallDeltasKeepWhatEachCarries) {
+  const CloudEvent first =
+      parsed(R"({"choices":[{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":[)"
+             R"({"index":0,"id":"call_1","type":"function","function":{"name":"get_weather",)"
+             R"("arguments":""}}]},"finish_reason":null}]})");
+  EXPECT_EQ(first.text, "");
+  ASSERT_EQ(first.tool_calls.size(), 1u);
+  EXPECT_EQ(first.tool_calls[0].index, 0u);
+  EXPECT_EQ(first.tool_calls[0].id, "call_1");
+  EXPECT_EQ(first.tool_calls[0].name, "get_weather");
+  EXPECT_EQ(first.tool_calls[0].arguments, "");
+  EXPECT_TRUE(first.has_output());
+
+  const CloudEvent later = parsed(
+      R"({"choices":[{"delta":{"tool_calls":[{"index":1,"function":{"arguments":"{\"ci"}}]}}]})");
+  ASSERT_EQ(later.tool_calls.size(), 1u);
+  EXPECT_EQ(later.tool_calls[0].index, 1u);
+  EXPECT_EQ(later.tool_calls[0].id, "");
+  EXPECT_EQ(later.tool_calls[0].name, "");
+  EXPECT_EQ(later.tool_calls[0].arguments, "{\"ci");
+
+  const CloudEvent finish = parsed(R"({"choices":[{"delta":{},"finish_reason":"tool_calls"}]})");
+  EXPECT_EQ(finish.finish_reason, "tool_calls");
+  EXPECT_FALSE(finish.has_output());
+}
+
+TEST(CloudChunkTest, AWholeMessagesToolCallsAreNumberedByPosition) {
+  const CloudEvent whole =
+      parsed(R"({"choices":[{"index":0,"message":{"role":"assistant","content":null,)"
+             R"("reasoning_content":"Two cities.","tool_calls":[)"
+             R"({"id":"call_a","type":"function","function":{"name":"w","arguments":"{\"c\":1}"}},)"
+             R"("not a call",)"
+             R"({"id":"call_b","type":"function","function":{"name":"w","arguments":{"c":2}}}]},)"
+             R"("finish_reason":"tool_calls"}]})",
+             /*whole=*/true);
+  EXPECT_EQ(whole.reasoning, "Two cities.");
+  ASSERT_EQ(whole.tool_calls.size(), 2u);
+  EXPECT_EQ(whole.tool_calls[0].index, 0u);
+  EXPECT_EQ(whole.tool_calls[0].arguments, "{\"c\":1}");
+  EXPECT_EQ(whole.tool_calls[1].index, 1u);  // no gap where the malformed item was
+  EXPECT_EQ(whole.tool_calls[1].id, "call_b");
+  EXPECT_EQ(whole.tool_calls[1].arguments, "{\"c\":2}");  // an object, relayed as its text
+  EXPECT_EQ(whole.finish_reason, "tool_calls");
+}
+
+TEST(CloudChunkTest, ReasoningComesAsReasoningContentOrReasoning) {
+  EXPECT_EQ(parsed(R"({"choices":[{"delta":{"reasoning_content":"Hm."}}]})").reasoning, "Hm.");
+  EXPECT_EQ(parsed(R"({"choices":[{"delta":{"reasoning":"Hm."}}]})").reasoning, "Hm.");
+  EXPECT_EQ(parsed(R"({"choices":[{"delta":{"reasoning":7}}]})").reasoning, "");
+  const CloudEvent reasoning_only = parsed(R"({"choices":[{"delta":{"reasoning":"Hm."}}]})");
+  EXPECT_TRUE(reasoning_only.has_output());
+  // The legacy completions API has neither.
+  auto completion = parse_cloud_chunk(
+      R"({"choices":[{"text":"x","reasoning_content":"Hm.","tool_calls":[{"id":"c"}]}]})",
+      ApiKind::kCompletion);
+  ASSERT_TRUE(completion.ok());
+  EXPECT_EQ(completion->reasoning, "");
+  EXPECT_TRUE(completion->tool_calls.empty());
+}
+
+// Each malformed item is left out; the chunk is still an event, and the good item stays.
+TEST(CloudChunkTest, MalformedToolCallItemsAreLeftOut) {
+  const std::vector<std::string> malformed = {
+      R"(17)",
+      R"(null)",
+      R"("call")",
+      R"([{"index":0,"id":"nested"}])",
+      R"({"index":"0","id":"call_string_index"})",
+      R"({"index":-1,"id":"call_negative"})",
+      R"({"index":1.5,"id":"call_fraction"})",
+      R"({"index":1024,"id":"call_too_far"})",
+      R"({"index":18446744073709551615,"id":"call_huge"})",
+      R"({"index":0,"type":"custom","id":"call_custom","custom":{"name":"x"}})",
+      R"({"index":0})",
+      R"({"index":0,"function":"get_weather"})",
+      R"({"index":0,"id":7,"function":{"name":[],"arguments":null}})",
+  };
+  const std::string good = R"({"index":2,"id":"call_ok","function":{"name":"ok"}})";
+  for (const auto& item : malformed) {
+    const CloudEvent event =
+        parsed(R"({"choices":[{"delta":{"tool_calls":[)" + item + "," + good + "]}}]}");
+    ASSERT_EQ(event.tool_calls.size(), 1u) << item;
+    EXPECT_EQ(event.tool_calls[0].id, "call_ok") << item;
+    EXPECT_EQ(event.tool_calls[0].index, 2u) << item;
+  }
+  for (const char* calls : {R"("not a list")", "{}", "null", "3"}) {
+    EXPECT_TRUE(parsed(std::string(R"({"choices":[{"delta":{"tool_calls":)") + calls + "}}]}")
+                    .tool_calls.empty())
+        << calls;
+  }
 }
 
 }  // namespace
