@@ -339,6 +339,47 @@ TEST(RoutingGatewayTest, SpeculativeAnswerTheCloudRejectsIsRevised) {
   EXPECT_EQ(whole.json_body()["tandem"]["revision"]["to_tier"], "cloud");
 }
 
+// The cloud's whole answer replaces the edge's with its reasoning and tool calls; the revision
+// withdraws the edge's text, so a non-streaming client gets the calls alone. DISABLED_ until
+// Gateway::cloud_answer (gateway_tiers.cpp) collects CloudEvent::reasoning and tool_calls.
+TEST(RoutingGatewayTest, DISABLED_ARevisionToACloudThatCallsToolsRelaysTheCalls) {
+  FaultUpstream fault;
+  GatewayUnderTest gateway(cloud_yaml(fault.base_url(), "fault-tool-calls",
+                                      "  pattern: speculative\n  speculative: {judge: match}\n"));
+  auto whole = post(gateway.port(), "/v1/chat/completions", chat("tandem", "Once upon a time", 8));
+  ASSERT_EQ(whole.status, 200) << whole.body;
+  const json body = whole.json_body();
+  const json& choice = body["choices"][0];
+  EXPECT_EQ(body["tandem"]["revision"]["to_tier"], "cloud") << whole.body;
+  EXPECT_EQ(choice["finish_reason"], "tool_calls");
+  EXPECT_TRUE(choice["message"]["content"].is_null()) << whole.body;
+  EXPECT_EQ(choice["message"]["reasoning_content"], "The user wants the weather. Two calls.");
+  ASSERT_EQ(choice["message"]["tool_calls"].size(), 2u) << whole.body;
+  EXPECT_EQ(choice["message"]["tool_calls"][1]["function"]["arguments"], "{\"zone\":\"CET\"}");
+
+  auto streamed =
+      post(gateway.port(), "/v1/chat/completions", chat("tandem", "Once upon a time", 8, true));
+  ASSERT_EQ(streamed.status, 200) << streamed.body;
+  const StreamParts parts = stream_parts(streamed);
+  EXPECT_EQ(parts.revisions, 1);
+  EXPECT_EQ(parts.after_revision, "");  // the cloud wrote no text...
+  json calls = json::array();           // ...but called tools, after the revision
+  for (const auto& event : streamed.events()) {
+    const json chunk = json::parse(event, nullptr, false);
+    if (chunk.is_object() && chunk.contains("choices") && !chunk["choices"].empty()) {
+      for (const auto& call : chunk["choices"][0]["delta"].value("tool_calls", json::array())) {
+        calls.push_back(call);
+      }
+    }
+  }
+  ASSERT_EQ(calls.size(), 2u) << streamed.body;
+  EXPECT_EQ(calls[0]["id"], "call_fault_0");
+  EXPECT_EQ(calls[0]["function"]["arguments"], "{\"city\": \"Paris\"}");
+  EXPECT_EQ(calls[1]["index"], 1);
+  ASSERT_FALSE(parts.last["choices"].empty());
+  EXPECT_EQ(parts.last["choices"][0]["finish_reason"], "tool_calls");
+}
+
 TEST(RoutingGatewayTest, SpeculativeWithAnUnreachableCloudIsMarkedUnverified) {
   const uint16_t dead = free_port();
   GatewayUnderTest gateway(

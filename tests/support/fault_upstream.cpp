@@ -190,6 +190,8 @@ enum class Fault {
   kMalformedSse,
   kWrongContentType,
   kOversized,
+  kToolCalls,
+  kMalformedToolCalls,
 };
 
 struct Behaviour {
@@ -227,7 +229,7 @@ std::optional<Behaviour> parse_model_name(std::string_view model) {
     std::string_view name;
     Fault fault;
   };
-  constexpr std::array<FixedName, 10> kFixedNames = {{
+  constexpr std::array<FixedName, 12> kFixedNames = {{
       {"fault-ok", Fault::kOk},
       {"fault-429", Fault::kRateLimit},
       {"fault-500", Fault::kServerError},
@@ -238,6 +240,8 @@ std::optional<Behaviour> parse_model_name(std::string_view model) {
       {"fault-malformed-sse", Fault::kMalformedSse},
       {"fault-wrong-content-type", Fault::kWrongContentType},
       {"fault-oversized", Fault::kOversized},
+      {"fault-tool-calls", Fault::kToolCalls},
+      {"fault-malformed-tool-calls", Fault::kMalformedToolCalls},
   }};
   for (const auto& fixed : kFixedNames) {
     if (model == fixed.name) {
@@ -563,8 +567,30 @@ class ResponseBuilder {
     return chunk(Json::array({std::move(choice)}));
   }
 
+  // A chat chunk with this delta.
+  Json delta_chunk(Json delta) const {
+    Json choice = {{"index", 0}, {"delta", std::move(delta)}};
+    choice["logprobs"] = nullptr;
+    choice["finish_reason"] = nullptr;
+    return chunk(Json::array({std::move(choice)}));
+  }
+
+  // A whole chat completion with this message.
+  Json whole_message(Json message, std::string_view finish_reason,
+                     std::int64_t completion_tokens) const {
+    Json choice = {{"index", 0}, {"message", std::move(message)}};
+    choice["logprobs"] = nullptr;
+    choice["finish_reason"] = finish_reason;
+    return {{"id", id_},
+            {"object", "chat.completion"},
+            {"created", created_},
+            {"model", request_.model},
+            {"choices", Json::array({std::move(choice)})},
+            {"usage", usage(completion_tokens)}};
+  }
+
   // `announce_role` when no piece came before, so a chat stream still says who is speaking.
-  Json finish_chunk(bool announce_role) const {
+  Json finish_chunk(bool announce_role, std::string_view finish_reason = "length") const {
     Json choice = {{"index", 0}};
     if (is_chat()) {
       choice["delta"] =
@@ -573,7 +599,7 @@ class ResponseBuilder {
       choice["text"] = "";
     }
     choice["logprobs"] = nullptr;
-    choice["finish_reason"] = "length";
+    choice["finish_reason"] = finish_reason;
     return chunk(Json::array({std::move(choice)}));
   }
 
@@ -613,6 +639,80 @@ class ResponseBuilder {
 
 std::string sse_event(const Json& chunk) {
   return "data: " + chunk.dump() + "\n\n";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tool calls: a reasoning model calling two functions (fault-tool-calls), or tool call items of
+// every wrong shape around one good call (fault-malformed-tool-calls).
+
+Json tool_call_delta(std::int64_t index, Json function, std::string_view id = "") {
+  Json call = {{"index", index}};
+  if (!id.empty()) {
+    call["id"] = id;
+    call["type"] = "function";
+  }
+  call["function"] = std::move(function);
+  return {{"tool_calls", Json::array({std::move(call)})}};
+}
+
+// The stream's deltas, in order, as OpenAI streams a call: id, type and name first, then the
+// arguments in pieces.
+std::vector<Json> tool_call_stream(bool malformed) {
+  if (malformed) {
+    Json bad_items = Json::array();
+    bad_items.push_back(17);
+    bad_items.push_back(nullptr);
+    bad_items.push_back({{"index", "0"}, {"id", "call_string_index"}});
+    bad_items.push_back({{"index", -1}, {"id", "call_negative_index"}});
+    bad_items.push_back({{"index", 99999999}, {"id", "call_far_index"}});
+    bad_items.push_back({{"index", 1.5}, {"id", "call_fractional_index"}});
+    bad_items.push_back({{"index", 0}, {"type", "custom"}, {"id", "call_custom"}});
+    bad_items.push_back({{"index", 0}, {"function", "get_weather"}});
+    return {
+        {{"role", "assistant"},
+         {"content", nullptr},
+         {"reasoning_content", 42},
+         {"tool_calls", "not a list"}},
+        {{"tool_calls", std::move(bad_items)}},
+        tool_call_delta(0, {{"name", "ok"}, {"arguments", {{"valid", true}}}}, "call_fault_ok")};
+  }
+  return {{{"role", "assistant"},
+           {"content", nullptr},
+           {"reasoning_content", "The user wants the weather."}},
+          {{"reasoning_content", " Two calls."}},
+          tool_call_delta(0, {{"name", "get_weather"}, {"arguments", ""}}, "call_fault_0"),
+          tool_call_delta(0, {{"arguments", "{\"city\":"}}),
+          tool_call_delta(0, {{"arguments", " \"Paris\"}"}}),
+          tool_call_delta(1, {{"name", "get_time"}, {"arguments", ""}}, "call_fault_1"),
+          tool_call_delta(1, {{"arguments", "{\"zone\":\"CET\"}"}})};
+}
+
+// The same answer whole: choices[0].message.
+Json tool_call_message(bool malformed) {
+  auto call = [](std::string_view id, std::string_view name, Json arguments) {
+    return Json{{"id", id},
+                {"type", "function"},
+                {"function", {{"name", name}, {"arguments", std::move(arguments)}}}};
+  };
+  Json calls = Json::array();
+  if (malformed) {
+    calls.push_back(17);
+    calls.push_back(nullptr);
+    calls.push_back("call_as_text");
+    calls.push_back({{"type", "custom"}, {"id", "call_custom"}, {"custom", {{"name", "x"}}}});
+    calls.push_back({{"function", "get_weather"}});
+    calls.push_back(call("call_fault_ok", "ok", {{"valid", true}}));
+    return {{"role", "assistant"},
+            {"content", nullptr},
+            {"reasoning_content", 42},
+            {"tool_calls", std::move(calls)}};
+  }
+  calls.push_back(call("call_fault_0", "get_weather", "{\"city\": \"Paris\"}"));
+  calls.push_back(call("call_fault_1", "get_time", "{\"zone\":\"CET\"}"));
+  return {{"role", "assistant"},
+          {"content", nullptr},
+          {"reasoning_content", "The user wants the weather. Two calls."},
+          {"tool_calls", std::move(calls)}};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -837,6 +937,13 @@ class Session {
           co_return co_await stream_oversized(request);
         }
         co_return co_await send_oversized(request);
+      case Fault::kToolCalls:
+      case Fault::kMalformedToolCalls:
+        if (request.endpoint != Endpoint::kChat) {
+          co_return co_await respond(request, Pacing{});  // tool calls are chat's
+        }
+        co_return co_await respond_tool_calls(request,
+                                              behaviour.fault == Fault::kMalformedToolCalls);
     }
     co_return Outcome::kClose;
   }
@@ -920,6 +1027,35 @@ class Session {
     if (builder.includes_usage()) {
       co_await write_stream_data(
           sse_event(builder.usage_chunk(static_cast<std::int64_t>(pieces.size()))));
+    }
+    streaming.lower();
+    co_await write_stream_data("data: [DONE]\n\n");
+    co_await finish_stream_body();
+    co_return after_response();
+  }
+
+  // A chat answer that calls tools instead of writing text (finish_reason "tool_calls").
+  awaitable<Outcome> respond_tool_calls(const CompletionRequest& request, bool malformed) {
+    const ResponseBuilder builder(request, state_.next_response_number());
+    const std::vector<Json> deltas = tool_call_stream(malformed);
+    const auto pieces = static_cast<std::int64_t>(deltas.size());
+    // Named, not temporaries in the co_await's arguments: GCC 12 mishandles those.
+    if (!request.stream) {
+      const Json whole = builder.whole_message(tool_call_message(malformed), "tool_calls", pieces);
+      co_return co_await send_json(http::status::ok, whole);
+    }
+    ScopedGauge streaming(state_.active_streams);
+    co_await write_head(ResponseHead::of_type("text/event-stream"));
+    for (const Json& delta : deltas) {
+      const std::string event = sse_event(builder.delta_chunk(delta));
+      co_await write_stream_data(event);
+    }
+    const std::string finish =
+        sse_event(builder.finish_chunk(/*announce_role=*/false, "tool_calls"));
+    co_await write_stream_data(finish);
+    if (builder.includes_usage()) {
+      const std::string usage = sse_event(builder.usage_chunk(pieces));
+      co_await write_stream_data(usage);
     }
     streaming.lower();
     co_await write_stream_data("data: [DONE]\n\n");
