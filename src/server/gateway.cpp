@@ -427,6 +427,14 @@ net::awaitable<void> Gateway::execute(CompletionRequest request, RequestContext 
         plan = {Step::kReview};
         break;
     }
+    if (request.structured() && edge_first(plan.front()) && plan.front() != Step::kEdge) {
+      // Tool calls and schema-bound answers are parsed from one tier's answer: the patterns
+      // that judge or merge text across tiers do not apply, the edge answers on its own.
+      record.reasons.push_back(
+          std::string("tools or response_format: the edge answers alone, not ") +
+          routing::pattern_name(decision.pattern));
+      plan = {Step::kEdge};
+    }
     if (edge_first(plan.front()) && cloud_allowed && config_.routing.edge_to_cloud && has_cloud) {
       plan.push_back(Step::kCloud);
     } else if (plan.front() == Step::kCloud && config_.routing.cloud_to_edge && engine_ &&

@@ -67,6 +67,23 @@ json cloud_logprobs(const json& logprobs, ApiKind kind) {
 
 using EdgeItem = std::variant<engine::TokenEvent, engine::CompletionSummary, Error>;
 
+// What the answer parser read from the latest text, as one piece for the client.
+void add_deltas(Piece& piece, const std::vector<engine::MessageDelta>& deltas) {
+  for (const auto& delta : deltas) {
+    piece.text += delta.content;
+    piece.reasoning += delta.reasoning;
+    if (delta.tool_index) {
+      piece.tool_calls.push_back(
+          {*delta.tool_index, delta.tool_call.id, delta.tool_call.name, delta.tool_call.arguments});
+    }
+  }
+}
+
+bool has_content(const Piece& piece) {
+  return !piece.text.empty() || !piece.reasoning.empty() || !piece.tool_calls.empty() ||
+         !piece.logprobs.is_null();
+}
+
 }  // namespace
 
 net::awaitable<bool> Gateway::start_answer(Run& run, const std::string& tier) {
@@ -93,12 +110,26 @@ std::variant<engine::GenerationRequest, ApiError> Gateway::edge_generation(
   engine::GenerationRequest generation;
   generation.sampling = request.sampling;
   if (request.kind == ApiKind::kChat) {
-    auto rendered = engine_->chat_template().render(request.messages);
-    if (!rendered) {
-      return api_error_from(rendered.error());
+    auto formatted = engine_->format_chat(request.chat_request());
+    if (!formatted) {
+      const Error& error = formatted.error();
+      if (error.code == ErrorCode::kInvalidArgument) {
+        return invalid_request(error.message, request.json_schema ? "response_format" : "messages");
+      }
+      return api_error_from(error);
     }
-    generation.prompt = std::move(rendered).value();
-    generation.parse_special = engine_->chat_template().needs_special_parsing();
+    generation.prompt = std::move(formatted->prompt);
+    generation.parse_special = formatted->parse_special;
+    generation.constraint = std::move(formatted->constraint);
+    generation.answer_format = std::move(formatted->output);
+    // The template's own end-of-turn strings first: without them the answer runs on.
+    std::vector<std::string> stops = std::move(formatted->stops);
+    for (auto& stop : generation.sampling.stop) {
+      if (std::find(stops.begin(), stops.end(), stop) == stops.end()) {
+        stops.push_back(std::move(stop));
+      }
+    }
+    generation.sampling.stop = std::move(stops);
   } else {
     generation.prompt = request.prompt;
   }
@@ -176,9 +207,18 @@ net::awaitable<std::optional<ApiError>> Gateway::run_edge(Run& run) {
   size_t text_offset = 0;
   bool client_left = false;
   std::string answer;  // hashed for the routing trace, then dropped
+  // A chat template's answer is parsed as it streams: tool calls and reasoning come out of the
+  // text (null format: the text is the answer).
+  engine::ChatOutput parsed(std::get<engine::GenerationRequest>(generation).answer_format);
   const TokenHandler relay = [&](const engine::TokenEvent& event) -> net::awaitable<bool> {
     auto piece = edge_piece(event, run.request, text_offset);
     if (!piece) {
+      co_return true;
+    }
+    const std::string text = std::move(piece->text);
+    piece->text.clear();
+    add_deltas(*piece, parsed.push(text));
+    if (!has_content(*piece)) {
       co_return true;
     }
     answer += piece->text;
@@ -203,6 +243,15 @@ net::awaitable<std::optional<ApiError>> Gateway::run_edge(Run& run) {
   if (!co_await start_answer(run, "edge")) {
     co_return client_gone();
   }
+  Piece rest;
+  add_deltas(rest, parsed.finish());
+  if (has_content(rest)) {
+    answer += rest.text;
+    const bool sent = co_await run.sink.piece(rest);
+    if (!sent) {
+      co_return client_gone();
+    }
+  }
   run.record.edge_usage = edge_usage_of(summary);
   run.record.latency_ms = ms_since(run.record.started_at);
   if (!answer.empty()) {
@@ -211,6 +260,9 @@ net::awaitable<std::optional<ApiError>> Gateway::run_edge(Run& run) {
   Outcome outcome;
   outcome.finish_reason =
       summary.finish_reason == engine::FinishReason::kLength ? "length" : "stop";
+  if (parsed.tool_calls() > 0) {
+    outcome.finish_reason = "tool_calls";
+  }
   outcome.usage = *run.record.edge_usage;
   co_await run.sink.finish(outcome, run.record);
   co_return std::nullopt;
@@ -309,7 +361,7 @@ net::awaitable<std::optional<ApiError>> Gateway::run_cloud(Run& run) {
         model_seen = true;
         observe_cloud_model(u, event.model);
       }
-      if (event.text.empty() && event.logprobs.is_null()) {
+      if (!event.has_output()) {
         co_return true;
       }
       if (!co_await open()) {
@@ -317,6 +369,8 @@ net::awaitable<std::optional<ApiError>> Gateway::run_cloud(Run& run) {
       }
       Piece piece;
       piece.text = std::move(event.text);
+      piece.reasoning = std::move(event.reasoning);
+      piece.tool_calls = tool_call_deltas(event.tool_calls);
       if (request.logprobs) {
         piece.logprobs = cloud_logprobs(event.logprobs, request.kind);
       }
@@ -392,6 +446,8 @@ net::awaitable<std::variant<Gateway::CloudAnswer, ApiError>> Gateway::cloud_answ
         reported_model = event.model;
       }
       answer.text += event.text;
+      answer.reasoning += event.reasoning;
+      append_tool_calls(answer.tool_calls, tool_call_deltas(event.tool_calls));
       append_logprobs(kind, answer.logprobs, cloud_logprobs(event.logprobs, kind));
       co_return true;
     };

@@ -1,5 +1,6 @@
 #include "server/openai_request.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -12,10 +13,11 @@ using nlohmann::json;
 using upstream::ApiKind;
 
 // Fields whose meaning the edge engine cannot provide.
+// (tools, tool_choice, parallel_tool_calls and response_format are the edge's too: its chat
+// template renders tools and parses calls, and a grammar constrains structured output.)
 const std::set<std::string> kCloudOnlyFields = {
-    "tools",      "tool_choice",       "functions",  "function_call",       "response_format",
-    "audio",      "modalities",        "logit_bias", "parallel_tool_calls", "reasoning_effort",
-    "prediction", "web_search_options"};
+    "functions",  "function_call",    "audio",      "modalities",
+    "logit_bias", "reasoning_effort", "prediction", "web_search_options"};
 
 struct Invalid {
   ApiError error;
@@ -95,6 +97,166 @@ std::string message_content(const json& content, const std::string& param,
   return text;
 }
 
+// The string at `key`, or "" when absent or not a string (the caller says what it wanted).
+std::string text_of(const json& object, const char* key) {
+  const auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+const json& string_field(const json& object, const char* key, const std::string& where,
+                         bool required) {
+  static const json kNull;
+  if (!present(object, key)) {
+    if (required) {
+      fail(where + "." + key, "is required");
+    }
+    return kNull;
+  }
+  if (!object[key].is_string()) {
+    fail(where + "." + key, "must be a string");
+  }
+  return object[key];
+}
+
+// An assistant message's tool_calls, a tool message's tool_call_id and name.
+void parse_tool_fields(const json& m, const std::string& where, engine::ChatMessage& message) {
+  if (present(m, "tool_calls")) {
+    const auto& calls = m["tool_calls"];
+    if (!calls.is_array()) {
+      fail(where + ".tool_calls", "must be an array");
+    }
+    for (size_t i = 0; i < calls.size(); ++i) {
+      const std::string at = where + ".tool_calls[" + std::to_string(i) + "]";
+      if (!calls[i].is_object() || !calls[i].contains("function") ||
+          !calls[i]["function"].is_object()) {
+        fail(at, "must be an object with a function {name, arguments}");
+      }
+      const auto& function = calls[i]["function"];
+      engine::ToolCall call;
+      call.id = string_field(calls[i], "id", at, false).get<std::string>();
+      call.name = string_field(function, "name", at + ".function", true).get<std::string>();
+      const auto& arguments = string_field(function, "arguments", at + ".function", false);
+      call.arguments = arguments.is_null() ? "{}" : arguments.get<std::string>();
+      message.tool_calls.push_back(std::move(call));
+    }
+  }
+  if (const auto& id = string_field(m, "tool_call_id", where, false); !id.is_null()) {
+    message.tool_call_id = id.get<std::string>();
+  }
+  if (const auto& name = string_field(m, "name", where, false); !name.is_null()) {
+    message.name = name.get<std::string>();
+  }
+  if (const auto& reasoning = string_field(m, "reasoning_content", where, false);
+      !reasoning.is_null()) {
+    message.reasoning_content = reasoning.get<std::string>();
+  }
+}
+
+// tools: [{type: "function", function: {name, description?, parameters?, strict?}}].
+void parse_tools(const json& body, CompletionRequest& out) {
+  if (!present(body, "tools")) {
+    return;
+  }
+  const auto& tools = body["tools"];
+  if (!tools.is_array()) {
+    fail("tools", "must be an array of {type: \"function\", function: {...}}");
+  }
+  std::set<std::string> names;
+  for (size_t i = 0; i < tools.size(); ++i) {
+    const std::string at = "tools[" + std::to_string(i) + "]";
+    const auto& tool = tools[i];
+    if (!tool.is_object() || text_of(tool, "type") != "function" || !tool.contains("function") ||
+        !tool["function"].is_object()) {
+      fail(at, "must be {type: \"function\", function: {name, description, parameters}}");
+    }
+    const auto& function = tool["function"];
+    engine::ToolDefinition definition;
+    definition.name = string_field(function, "name", at + ".function", true).get<std::string>();
+    if (definition.name.empty() || !names.insert(definition.name).second) {
+      fail(at + ".function.name", "must be a non-empty name used by no other tool");
+    }
+    if (const auto& d = string_field(function, "description", at + ".function", false);
+        !d.is_null()) {
+      definition.description = d.get<std::string>();
+    }
+    if (present(function, "parameters")) {
+      if (!function["parameters"].is_object()) {
+        fail(at + ".function.parameters", "must be a JSON schema object");
+      }
+      definition.parameters = function["parameters"].dump();
+    }
+    out.tools.push_back(std::move(definition));
+  }
+}
+
+// tool_choice: "auto" | "none" | "required" | {type: "function", function: {name}}. A named
+// function leaves only that tool and requires a call to it.
+void parse_tool_choice(const json& body, CompletionRequest& out) {
+  if (present(body, "parallel_tool_calls")) {
+    out.parallel_tool_calls = boolean(body, "parallel_tool_calls");
+  }
+  if (!present(body, "tool_choice")) {
+    return;
+  }
+  const auto& choice = body["tool_choice"];
+  if (choice.is_string()) {
+    const std::string mode = choice.get<std::string>();
+    if (mode == "none") {
+      out.tool_choice = engine::ToolChoice::kNone;
+    } else if (mode == "required") {
+      out.tool_choice = engine::ToolChoice::kRequired;
+    } else if (mode != "auto") {
+      fail("tool_choice", "must be \"auto\", \"none\", \"required\" or a named function");
+    }
+  } else if (choice.is_object() && choice.contains("function") && choice["function"].is_object()) {
+    const std::string name =
+        string_field(choice["function"], "name", "tool_choice.function", true).get<std::string>();
+    const auto it = std::find_if(out.tools.begin(), out.tools.end(),
+                                 [&](const auto& tool) { return tool.name == name; });
+    if (it == out.tools.end()) {
+      fail("tool_choice.function.name", "names no tool in tools: '" + name + "'");
+    }
+    const engine::ToolDefinition chosen = *it;
+    out.tools = {chosen};
+    out.tool_choice = engine::ToolChoice::kRequired;
+  } else {
+    fail("tool_choice",
+         "must be \"auto\", \"none\", \"required\" or {type: \"function\", "
+         "function: {name}}");
+  }
+  if (out.tool_choice == engine::ToolChoice::kRequired && out.tools.empty()) {
+    fail("tool_choice", "requires tools");
+  }
+}
+
+// response_format: {type: "text"} | {type: "json_object"} |
+// {type: "json_schema", json_schema: {name, schema, strict?}}.
+void parse_response_format(const json& body, CompletionRequest& out) {
+  if (!present(body, "response_format")) {
+    return;
+  }
+  const auto& format = body["response_format"];
+  const std::string type = format.is_object() ? text_of(format, "type") : std::string();
+  if (type == "text") {
+    return;
+  }
+  if (type == "json_object") {
+    out.json_schema = R"({"type":"object"})";
+    return;
+  }
+  if (type != "json_schema") {
+    fail("response_format.type", "must be \"text\", \"json_object\" or \"json_schema\"");
+  }
+  if (!present(format, "json_schema") || !format["json_schema"].is_object()) {
+    fail("response_format.json_schema", "must be an object {name, schema, strict}");
+  }
+  const auto& spec = format["json_schema"];
+  if (present(spec, "schema") && !spec["schema"].is_object()) {
+    fail("response_format.json_schema.schema", "must be a JSON schema object");
+  }
+  out.json_schema = present(spec, "schema") ? spec["schema"].dump() : R"({"type":"object"})";
+}
+
 void parse_messages(const json& body, CompletionRequest& out) {
   if (!body.contains("messages")) {
     fail("messages", "is required");
@@ -116,9 +278,7 @@ void parse_messages(const json& body, CompletionRequest& out) {
     message.role = m["role"].get<std::string>();
     message.content = message_content(m.contains("content") ? m["content"] : json(),
                                       where + ".content", out.cloud_only_fields);
-    if (m.contains("tool_calls")) {
-      out.cloud_only_fields.push_back(where + ".tool_calls");
-    }
+    parse_tool_fields(m, where, message);
     out.messages.push_back(std::move(message));
   }
 }
@@ -197,6 +357,16 @@ void parse_logprobs(const json& body, CompletionRequest& out) {
 
 }  // namespace
 
+engine::ChatRequest CompletionRequest::chat_request() const {
+  engine::ChatRequest chat;
+  chat.messages = messages;
+  chat.tools = tools;
+  chat.tool_choice = tool_choice;
+  chat.parallel_tool_calls = parallel_tool_calls;
+  chat.json_schema = json_schema;
+  return chat;
+}
+
 std::variant<CompletionRequest, ApiError> parse_completion_request(std::string_view text,
                                                                    ApiKind kind,
                                                                    int default_max_tokens) {
@@ -252,6 +422,11 @@ std::variant<CompletionRequest, ApiError> parse_completion_request(std::string_v
       }
     }
     parse_logprobs(body, out);
+    if (kind == ApiKind::kChat) {
+      parse_tools(body, out);
+      parse_tool_choice(body, out);
+      parse_response_format(body, out);
+    }
     if (present(body, "user")) {
       if (!body["user"].is_string()) {
         fail("user", "must be a string");

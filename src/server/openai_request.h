@@ -3,11 +3,13 @@
 // Every field is validated here; the error names the field (`param`) and what is allowed.
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
 
+#include "engine/chat_format.h"
 #include "engine/chat_template.h"
 #include "engine/generation.h"
 #include "server/api_error.h"
@@ -19,8 +21,13 @@ struct CompletionRequest {
   upstream::ApiKind kind = upstream::ApiKind::kChat;
   std::string model;
   std::vector<engine::ChatMessage> messages;  // chat
-  std::string prompt;                         // completions
-  engine::SamplingParams sampling;            // max_tokens defaulted when absent
+  // Chat: tools, tool_choice, parallel_tool_calls and response_format, validated.
+  std::vector<engine::ToolDefinition> tools;
+  engine::ToolChoice tool_choice = engine::ToolChoice::kAuto;
+  bool parallel_tool_calls = false;
+  std::optional<std::string> json_schema;  // response_format json_schema / json_object
+  std::string prompt;                      // completions
+  engine::SamplingParams sampling;         // max_tokens defaulted when absent
   bool stream = false;
   bool include_usage = false;
   bool logprobs = false;
@@ -30,6 +37,10 @@ struct CompletionRequest {
   // is not sent to the edge.
   std::vector<std::string> cloud_only_fields;
   nlohmann::json cloud_body;  // the client's body, forwarded to cloud upstreams
+
+  // Tools or a response_format: answered by one tier, whose answer is parsed, not merged.
+  bool structured() const { return !tools.empty() || json_schema.has_value(); }
+  engine::ChatRequest chat_request() const;
 };
 
 std::variant<CompletionRequest, ApiError> parse_completion_request(std::string_view body,

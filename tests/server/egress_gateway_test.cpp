@@ -171,13 +171,21 @@ TEST(EgressGatewayTest, ASecretNeverLeavesForAnyPurposeOfEgress) {
   auto named = post(gateway.port(), "/v1/chat/completions", chat("big", secret_prompt, 4));
   ASSERT_EQ(named.status, 200) << named.body;
   EXPECT_EQ(named.json_body()["tandem"]["tier"], "edge");
-  // Naming the cloud model with a tool the edge cannot serve: a 400 naming both, not the cloud.
-  json with_tool = chat("big", secret_prompt, 4);
+  // Naming the cloud model with a tool: the edge serves tools, so it answers on the device.
+  json with_tool = chat("big", secret_prompt, 40);
   with_tool["tools"] = {{{"type", "function"}, {"function", {{"name", "send_mail"}}}}};
-  auto refused = post(gateway.port(), "/v1/chat/completions", with_tool);
+  auto answered = post(gateway.port(), "/v1/chat/completions", with_tool);
+  ASSERT_EQ(answered.status, 200) << answered.body;
+  EXPECT_EQ(answered.json_body()["tandem"]["tier"], "edge");
+  // With an image part the edge cannot read: a 400 naming both, not the cloud.
+  json with_image = chat("big", "", 4);
+  with_image["messages"][0]["content"] = {
+      {{"type", "text"}, {"text", secret_prompt}},
+      {{"type", "image_url"}, {"image_url", {{"url", "https://example.com/a.png"}}}}};
+  auto refused = post(gateway.port(), "/v1/chat/completions", with_image);
   ASSERT_EQ(refused.status, 400) << refused.body;
   EXPECT_EQ(refused.json_body()["error"]["code"], "private_data_needs_cloud");
-  EXPECT_EQ(refused.json_body()["error"]["param"], "tools");
+  EXPECT_EQ(refused.json_body()["error"]["param"], "messages[0].content[1].type");
   EXPECT_TRUE(recorded(fault).empty());
 }
 

@@ -388,10 +388,7 @@ const json kFaultToolCalls =
                 R"({"id":"call_fault_1","type":"function","function":{"name":"get_time",)"
                 R"("arguments":"{\"zone\":\"CET\"}"}}])");
 
-// DISABLED_ until the cloud tier relays tool calls and reasoning (Gateway::run_cloud and
-// cloud_answer in gateway_tiers.cpp copy CloudEvent::reasoning and tool_calls): without that
-// they fail, showing the calls dropped.
-TEST(GatewayToolCallTest, DISABLED_TheCloudsToolCallsAndReasoningReachTheClient) {
+TEST(GatewayToolCallTest, TheCloudsToolCallsAndReasoningReachTheClient) {
   FaultUpstream fault;
   GatewayUnderTest gateway(
       with_upstreams(upstream_yaml("tools", fault.base_url(), "agent", "fault-tool-calls")),
@@ -419,7 +416,7 @@ TEST(GatewayToolCallTest, DISABLED_TheCloudsToolCallsAndReasoningReachTheClient)
   EXPECT_EQ(r.json_body()["tandem"]["tier"], "cloud");
 }
 
-TEST(GatewayToolCallTest, DISABLED_MalformedToolCallItemsAreLeftOutAndTheRestRelayed) {
+TEST(GatewayToolCallTest, MalformedToolCallItemsAreLeftOutAndTheRestRelayed) {
   FaultUpstream fault;
   GatewayUnderTest gateway(with_upstreams(upstream_yaml("tools", fault.base_url(), "agent",
                                                         "fault-malformed-tool-calls")),

@@ -66,8 +66,84 @@ TEST(OpenAiRequestTest, CompletionsPromptAndIntegerLogprobs) {
 
 TEST(OpenAiRequestTest, CloudOnlyFieldsAreNoted) {
   auto r = parse_ok(R"({"model":"m","messages":[{"role":"user","content":[{"type":"image_url",
-    "image_url":{"url":"x"}}]}],"tools":[{"type":"function"}]})");
+    "image_url":{"url":"x"}}]}],"functions":[{"name":"f"}]})");
   ASSERT_EQ(r.cloud_only_fields.size(), 2U);
+}
+
+const std::string kWeatherTool = R"({"type":"function","function":{"name":"get_weather",
+  "description":"Weather of a city","parameters":{"type":"object","properties":{"city":{"type":
+  "string"}},"required":["city"]}}})";
+
+TEST(OpenAiRequestTest, ToolsAndToolMessagesAreTheEdgesToo) {
+  auto r = parse_ok(R"({"model":"m","messages":[{"role":"user","content":"Paris?"},
+    {"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function",
+    "function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},
+    {"role":"tool","tool_call_id":"call_1","content":"18C"}],"tools":[)" +
+                    kWeatherTool + R"(],"tool_choice":"required","parallel_tool_calls":true})");
+  EXPECT_TRUE(r.cloud_only_fields.empty());
+  EXPECT_TRUE(r.structured());
+  ASSERT_EQ(r.tools.size(), 1U);
+  EXPECT_EQ(r.tools[0].name, "get_weather");
+  EXPECT_EQ(r.tools[0].description, "Weather of a city");
+  EXPECT_NE(r.tools[0].parameters.find("\"city\""), std::string::npos);
+  EXPECT_EQ(r.tool_choice, engine::ToolChoice::kRequired);
+  EXPECT_TRUE(r.parallel_tool_calls);
+  ASSERT_EQ(r.messages.size(), 3U);
+  ASSERT_EQ(r.messages[1].tool_calls.size(), 1U);
+  EXPECT_EQ(r.messages[1].tool_calls[0].id, "call_1");
+  EXPECT_EQ(r.messages[1].tool_calls[0].arguments, R"({"city":"Paris"})");
+  EXPECT_EQ(r.messages[2].tool_call_id, "call_1");
+}
+
+TEST(OpenAiRequestTest, ANamedToolChoiceKeepsOnlyThatToolAndRequiresIt) {
+  auto r = parse_ok(
+      R"({"model":"m","messages":[{"role":"user","content":"x"}],"tools":[)" + kWeatherTool +
+      R"(,{"type":"function","function":{"name":"other"}}],"tool_choice":{"type":"function",
+      "function":{"name":"get_weather"}}})");
+  ASSERT_EQ(r.tools.size(), 1U);
+  EXPECT_EQ(r.tools[0].name, "get_weather");
+  EXPECT_EQ(r.tool_choice, engine::ToolChoice::kRequired);
+}
+
+TEST(OpenAiRequestTest, ResponseFormatsBecomeASchema) {
+  const std::string chat = R"({"model":"m","messages":[{"role":"user","content":"x"}],)";
+  EXPECT_FALSE(parse_ok(chat + R"("response_format":{"type":"text"}})").json_schema);
+  EXPECT_EQ(parse_ok(chat + R"("response_format":{"type":"json_object"}})").json_schema,
+            R"({"type":"object"})");
+  auto r = parse_ok(chat + R"("response_format":{"type":"json_schema","json_schema":{"name":"p",
+    "strict":true,"schema":{"type":"object","properties":{"a":{"type":"integer"}}}}}})");
+  ASSERT_TRUE(r.json_schema);
+  EXPECT_NE(r.json_schema->find("integer"), std::string::npos);
+  EXPECT_TRUE(r.cloud_only_fields.empty());
+}
+
+TEST(OpenAiRequestTest, BadToolsAndFormatsNameTheField) {
+  const std::string chat = R"({"model":"m","messages":[{"role":"user","content":"x"}],)";
+  EXPECT_EQ(parse_error(chat + R"("tools":{}})").param, "tools");
+  EXPECT_EQ(parse_error(chat + R"("tools":[{"type":"function"}]})").param, "tools[0]");
+  EXPECT_EQ(parse_error(chat + R"("tools":[{"type":5,"function":{}}]})").param, "tools[0]");
+  EXPECT_EQ(parse_error(chat + R"("tools":[{"type":"function","function":{"name":3}}]})").param,
+            "tools[0].function.name");
+  EXPECT_EQ(parse_error(chat + R"("tools":[)" + kWeatherTool + "," + kWeatherTool + "]}").param,
+            "tools[1].function.name");
+  EXPECT_EQ(parse_error(chat + R"("tools":[{"type":"function","function":{"name":"f",
+    "parameters":[]}}]})")
+                .param,
+            "tools[0].function.parameters");
+  EXPECT_EQ(parse_error(chat + R"("tool_choice":"sometimes"})").param, "tool_choice");
+  EXPECT_EQ(parse_error(chat + R"("tool_choice":"required"})").param, "tool_choice");
+  EXPECT_EQ(parse_error(chat + R"("tools":[)" + kWeatherTool +
+                        R"(],"tool_choice":{"type":"function","function":{"name":"nope"}}})")
+                .param,
+            "tool_choice.function.name");
+  EXPECT_EQ(parse_error(chat + R"("response_format":{"type":"xml"}})").param,
+            "response_format.type");
+  EXPECT_EQ(parse_error(chat + R"("response_format":{"type":"json_schema"}})").param,
+            "response_format.json_schema");
+  EXPECT_EQ(parse_error(R"({"model":"m","messages":[{"role":"assistant","tool_calls":[{"id":"a",
+    "function":{"name":"f","arguments":{}}}]}]})")
+                .param,
+            "messages[0].tool_calls[0].function.arguments");
 }
 
 TEST(OpenAiRequestTest, ErrorsNameTheField) {
@@ -113,10 +189,10 @@ TEST(OpenAiRequestTest, IntegersBeyondInt64AreOutOfRange) {
 // well under server.max_body_bytes, overflowed the stack when the parser copied the content.
 TEST(OpenAiRequestTest, RefusesJsonNestedDeeperThanTheLimit) {
   const auto nested = [](size_t depth) {
-    return R"({"model":"tandem","messages":[{"role":"user","content":"hi"}],"tools":)" +
+    return R"({"model":"tandem","messages":[{"role":"user","content":"hi"}],"functions":)" +
            std::string(depth, '[') + std::string(depth, ']') + "}";
   };
-  EXPECT_EQ(parse_ok(nested(62)).cloud_only_fields, std::vector<std::string>{"tools"});
+  EXPECT_EQ(parse_ok(nested(62)).cloud_only_fields, std::vector<std::string>{"functions"});
   const ApiError error = parse_error(nested(100000));
   EXPECT_EQ(error.status, 400);
   EXPECT_NE(error.message.find("deeper than 64 levels"), std::string::npos) << error.message;

@@ -340,9 +340,8 @@ TEST(RoutingGatewayTest, SpeculativeAnswerTheCloudRejectsIsRevised) {
 }
 
 // The cloud's whole answer replaces the edge's with its reasoning and tool calls; the revision
-// withdraws the edge's text, so a non-streaming client gets the calls alone. DISABLED_ until
-// Gateway::cloud_answer (gateway_tiers.cpp) collects CloudEvent::reasoning and tool_calls.
-TEST(RoutingGatewayTest, DISABLED_ARevisionToACloudThatCallsToolsRelaysTheCalls) {
+// withdraws the edge's text, so a non-streaming client gets the calls alone.
+TEST(RoutingGatewayTest, ARevisionToACloudThatCallsToolsRelaysTheCalls) {
   FaultUpstream fault;
   GatewayUnderTest gateway(cloud_yaml(fault.base_url(), "fault-tool-calls",
                                       "  pattern: speculative\n  speculative: {judge: match}\n"));
