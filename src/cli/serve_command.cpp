@@ -2,8 +2,10 @@
 // upstreams, and serves the OpenAI-compatible API until SIGINT or SIGTERM.
 
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 #include <unistd.h>
 
@@ -84,6 +86,21 @@ int serve(const ServeFlags& flags) {
     options.context_per_sequence = config.edge.context;
     options.max_sequences = config.edge.parallel;
     options.prompt_cache = config.edge.prompt_cache;
+    options.embedding_pooling =
+        engine::pooling_from_name(config.edge.embeddings_pooling).value_or(engine::Pooling::kModel);
+    if (!config.edge.chat_template_file.empty()) {
+      std::ifstream in(config.edge.chat_template_file, std::ios::binary);
+      std::stringstream text;
+      if (in.is_open()) {
+        text << in.rdbuf();
+      }
+      if (text.str().empty()) {
+        std::cerr << "tandem serve: edge.chat_template_file '" << config.edge.chat_template_file
+                  << "' cannot be read or is empty\n";
+        return 1;
+      }
+      options.chat_template = text.str();
+    }
     options.max_queued_requests = config.edge.max_queue;
     auto opened = engine::Engine::open(options);
     if (opened) {

@@ -276,14 +276,26 @@ void parse_server(Section s, ServerConfig& out) {
   s.finish();
 }
 
+void parse_embeddings(Section s, EdgeConfig& out) {
+  s.get("pooling", out.embeddings_pooling);
+  if (out.embeddings_pooling != "model" && out.embeddings_pooling != "mean" &&
+      out.embeddings_pooling != "last" && out.embeddings_pooling != "cls") {
+    s.fail(s.node()["pooling"], s.key_path("pooling"),
+           "must be one of model, mean, last, cls, not '" + out.embeddings_pooling + "'");
+  }
+  s.finish();
+}
+
 void parse_edge(Section s, EdgeConfig& out) {
   s.get("enabled", out.enabled);
   s.get("model", out.model);
   s.get("name", out.name);
+  s.get("chat_template_file", out.chat_template_file);
   s.get("threads", out.threads, 0, 1024);
   s.get<uint32_t>("context", out.context, 0, 1u << 24);
   s.get<uint32_t>("parallel", out.parallel, 1, 256);
   s.get("prompt_cache", out.prompt_cache);
+  parse_embeddings(s.section("embeddings"), out);
   s.get<size_t>("max_queue", out.max_queue, 0, 1u << 20);
   s.get<uint32_t>("default_max_tokens", out.default_max_tokens, 1, 1u << 20);
   s.finish();

@@ -74,10 +74,14 @@ struct EdgeConfig {
   bool enabled = true;
   std::string model;  // GGUF path; empty: the shipped model
   std::string name;   // public model id; empty: the GGUF's general.name
+  // A Jinja chat template replacing the model's own (docs/ENGINE.md "Chat formatting").
+  std::string chat_template_file;
   int threads = 0;
   uint32_t context = 0;
   uint32_t parallel = 4;
   bool prompt_cache = true;  // slots keep their KV cache for the next request's shared prefix
+  // /v1/embeddings: model (the GGUF's own, mean when it declares none), mean, last, cls.
+  std::string embeddings_pooling = "model";
   size_t max_queue = 64;
   uint32_t default_max_tokens = 256;
 };

@@ -79,6 +79,13 @@ class Batch {
   llama_batch batch_;
 };
 
+// An embeddings request waiting for the inference thread.
+struct EmbedJob {
+  std::vector<std::vector<int32_t>> inputs;
+  int tokens = 0;
+  std::function<void(Result<EmbeddingResult>)> done;
+};
+
 // One sequence of the shared context, and the request it is serving.
 struct Slot {
   llama_seq_id seq = 0;
@@ -174,6 +181,7 @@ struct Engine::State {
   mutable std::mutex mutex;
   std::condition_variable wake;
   std::deque<PendingRequest> queue;      // guarded by mutex
+  std::deque<EmbedJob> embed_jobs;       // guarded by mutex
   bool stopping = false;                 // guarded by mutex
   size_t active_count = 0;               // guarded by mutex (for stats)
   uint64_t completed = 0;                // guarded by mutex
@@ -183,6 +191,7 @@ struct Engine::State {
 
   // Inference thread only.
   std::vector<Slot> slots;
+  std::unique_ptr<EmbeddingContext> embedder;  // made on the first embeddings request
   TokenSignalCalculator signal_calculator;
 
   // Declared last: destroyed first, so callbacks drain before the model goes away.
@@ -190,6 +199,7 @@ struct Engine::State {
   std::thread inference_thread;
 
   void run();
+  void run_embeddings(std::deque<EmbedJob> jobs);
   void admit_locked();
   Slot* pick_slot(const std::vector<llama_token>& prompt);
   void start(Slot& slot, PendingRequest request);
@@ -548,8 +558,43 @@ void Engine::State::step(Batch& batch) {
   }
 }
 
+// Embeds every waiting job (between two generation steps: a step waits for them, as a long
+// prompt's prefill chunk would) and posts each answer to the callback thread.
+void Engine::State::run_embeddings(std::deque<EmbedJob> jobs) {
+  if (!embedder) {
+    const int threads = options.threads > 0
+                            ? options.threads
+                            : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+    auto made = EmbeddingContext::create(model.get(), options.embedding_pooling, options.batch_size,
+                                         threads);
+    if (!made) {
+      for (auto& job : jobs) {
+        events->enqueue({nullptr, EngineTask([done = std::move(job.done), error = made.error()] {
+                           done(error);
+                         })});
+      }
+      events->flush();
+      return;
+    }
+    embedder = std::move(made).value();
+  }
+  for (auto& job : jobs) {
+    auto vectors = embedder->embed(job.inputs);
+    Result<EmbeddingResult> result =
+        vectors ? Result<EmbeddingResult>(
+                      EmbeddingResult{std::move(vectors).value(), job.tokens, embedder->pooling()})
+                : Result<EmbeddingResult>(vectors.error());
+    events->enqueue(
+        {nullptr, EngineTask([done = std::move(job.done), result = std::move(result)]() mutable {
+           done(std::move(result));
+         })});
+  }
+  events->flush();
+}
+
 void Engine::State::run() {
   Batch batch(static_cast<int32_t>(options.batch_size));
+  std::deque<EmbedJob> jobs;
   auto last_flush = Clock::now();
   while (true) {
     {
@@ -559,11 +604,18 @@ void Engine::State::run() {
         events->flush();  // going idle: deliver everything now
         lock.lock();
       }
-      wake.wait(lock, [this] { return stopping || !queue.empty() || active_count > 0; });
+      wake.wait(lock, [this] {
+        return stopping || !queue.empty() || active_count > 0 || !embed_jobs.empty();
+      });
       if (stopping) {
         break;
       }
       admit_locked();
+      jobs.swap(embed_jobs);
+    }
+    if (!jobs.empty()) {
+      run_embeddings(std::move(jobs));
+      jobs.clear();
     }
     for (auto& slot : slots) {
       if (slot.active && slot.active->handle->cancelled()) {
@@ -589,6 +641,10 @@ void Engine::State::run() {
     events->enqueue({pending.callbacks, error});
   }
   queue.clear();
+  for (auto& job : embed_jobs) {
+    events->enqueue({nullptr, EngineTask([done = std::move(job.done), error] { done(error); })});
+  }
+  embed_jobs.clear();
 }
 
 Result<std::unique_ptr<Engine>> Engine::open(const EngineOptions& options) {
@@ -794,6 +850,63 @@ Result<std::shared_ptr<RequestHandle>> Engine::submit(GenerationRequest request,
   }
   state_->wake.notify_one();
   return handle;
+}
+
+std::vector<int32_t> Engine::tokenize(const std::string& text) const {
+  auto count = count_tokens(text, true, false);
+  if (!count) {
+    return {};
+  }
+  std::vector<int32_t> tokens(static_cast<size_t>(count.value()));
+  llama_tokenize(state_->vocab, text.data(), static_cast<int32_t>(text.size()), tokens.data(),
+                 count.value(), true, false);
+  return tokens;
+}
+
+int Engine::embedding_dimensions() const {
+  return llama_model_n_embd(state_->model.get());
+}
+
+Status Engine::embed(std::vector<EmbeddingInput> inputs,
+                     std::function<void(Result<EmbeddingResult>)> done) {
+  if (inputs.empty()) {
+    return make_error(ErrorCode::kInvalidArgument, "input must not be empty");
+  }
+  EmbedJob job;
+  const uint32_t limit = state_->options.batch_size;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    auto& input = inputs[i];
+    const std::string which = inputs.size() == 1 ? "input" : "input[" + std::to_string(i) + "]";
+    std::vector<int32_t> tokens = input.is_tokens ? std::move(input.tokens) : tokenize(input.text);
+    if (tokens.empty()) {
+      return make_error(ErrorCode::kInvalidArgument, which + " must not be empty");
+    }
+    if (tokens.size() > limit) {
+      return make_error(ErrorCode::kContextOverflow,
+                        which + " is " + std::to_string(tokens.size()) +
+                            " tokens; the edge model embeds at most " + std::to_string(limit));
+    }
+    for (const int32_t token : tokens) {
+      if (token < 0 || token >= state_->vocab_size) {
+        return make_error(ErrorCode::kInvalidArgument,
+                          which + " holds token id " + std::to_string(token) +
+                              ", outside the vocabulary (0.." +
+                              std::to_string(state_->vocab_size - 1) + ")");
+      }
+    }
+    job.tokens += static_cast<int>(tokens.size());
+    job.inputs.push_back(std::move(tokens));
+  }
+  job.done = std::move(done);
+  {
+    std::lock_guard lock(state_->mutex);
+    if (state_->stopping) {
+      return make_error(ErrorCode::kShuttingDown, "the edge engine is shutting down");
+    }
+    state_->embed_jobs.push_back(std::move(job));
+  }
+  state_->wake.notify_one();
+  return {};
 }
 
 EngineStats Engine::stats() const {

@@ -8,13 +8,16 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/result.h"
 #include "engine/chat_format.h"
 #include "engine/chat_template.h"
+#include "engine/embedding_context.h"
 #include "engine/generation.h"
 #include "engine/model_identity.h"
 
@@ -34,6 +37,7 @@ struct EngineOptions {
   bool prompt_cache = true;
   // A Jinja chat template's source replacing the model's own (edge.chat_template_file).
   std::optional<std::string> chat_template;
+  Pooling embedding_pooling = Pooling::kModel;  // /v1/embeddings (edge.embeddings.pooling)
   // Memory the load may use, instead of the system's MemAvailable. For tests and for
   // operators who want to reserve memory for something else.
   std::optional<uint64_t> memory_limit_bytes;
@@ -59,6 +63,19 @@ class RequestHandle {
  private:
   uint64_t id_;
   std::atomic<bool> cancelled_{false};
+};
+
+// One input of Engine::embed: text, or token ids as OpenAI's API allows.
+struct EmbeddingInput {
+  std::string text;
+  std::vector<int32_t> tokens;
+  bool is_tokens = false;
+};
+
+struct EmbeddingResult {
+  std::vector<std::vector<float>> vectors;  // L2-normalised, one per input, in order
+  int prompt_tokens = 0;
+  std::string pooling;  // the pooling used: mean, last, cls
 };
 
 struct EngineStats {
@@ -95,8 +112,19 @@ class Engine {
   Result<std::shared_ptr<RequestHandle>> submit(GenerationRequest request,
                                                 GenerationCallbacks callbacks);
 
+  // Embeds `inputs` on the inference thread, between generation steps, batched together.
+  // Errors are immediate: kInvalidArgument (an empty input, a token id outside the
+  // vocabulary), kContextOverflow (an input longer than batch_size tokens), kShuttingDown.
+  // Otherwise `done` is called once, on the callback thread.
+  Status embed(std::vector<EmbeddingInput> inputs,
+               std::function<void(Result<EmbeddingResult>)> done);
+  int embedding_dimensions() const;
+
   // Number of tokens `text` becomes, without generating.
   Result<int> count_tokens(const std::string& text, bool add_special, bool parse_special) const;
+  // The token ids `text` becomes as a prompt's start (BOS added, special tokens not parsed);
+  // empty when it cannot be tokenized.
+  std::vector<int32_t> tokenize(const std::string& text) const;
 
   EngineStats stats() const;
 

@@ -31,6 +31,10 @@ void EventDispatcher::flush() {
 }
 
 void EventDispatcher::deliver(EngineEvent& event) {
+  if (auto* task = std::get_if<EngineTask>(&event.payload)) {
+    (*task)();
+    return;
+  }
   const GenerationCallbacks& cb = *event.callbacks;
   if (auto* token = std::get_if<TokenEvent>(&event.payload)) {
     if (cb.on_token) {

@@ -13,6 +13,7 @@
 // Thread-safe: any thread may call any member.
 
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -23,9 +24,12 @@
 
 namespace tandem::engine {
 
+// Work for the delivery thread that is not a generation's event (an embeddings answer).
+using EngineTask = std::function<void()>;
+
 struct EngineEvent {
-  std::shared_ptr<const GenerationCallbacks> callbacks;
-  std::variant<TokenEvent, CompletionSummary, Error> payload;
+  std::shared_ptr<const GenerationCallbacks> callbacks;  // null for a task
+  std::variant<TokenEvent, CompletionSummary, Error, EngineTask> payload;
 };
 
 class EventDispatcher {

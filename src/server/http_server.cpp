@@ -8,10 +8,12 @@
 #include <sys/socket.h>
 
 #include "net/asio.h"
+#include "net/async_queue.h"
 #include "net/sse.h"
 #include "server/access.h"
 #include "server/canary.h"
 #include "server/dashboard.h"
+#include "server/embeddings_api.h"
 #include "server/gateway_util.h"
 #include "server/operations_api.h"
 #include "server/responses.h"
@@ -67,6 +69,9 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
                                                    const std::string& target, Caller caller,
                                                    bool keep_alive, boost::system::error_code& ec);
   net::awaitable<void> shutdown_sequence();
+  // POST /v1/embeddings: the edge model's vectors.
+  net::awaitable<Response> embeddings(const http::request<http::string_body>& req, Caller caller,
+                                      bool keep_alive);
   // POST /v1/tandem/canary: runs the canary prompts now (operators), records and returns it.
   net::awaitable<Response> run_canary_now(Caller caller, bool keep_alive);
   ApiResponse tandem_endpoint(const http::request<http::string_body>& req, const std::string& path,
@@ -521,6 +526,61 @@ ApiResponse HttpServer::State::tandem_endpoint(const http::request<http::string_
       "use GET /v1/tandem/reviews/{id} or POST /v1/tandem/reviews/{id}/answer|reject"));
 }
 
+net::awaitable<Response> HttpServer::State::embeddings(const http::request<http::string_body>& req,
+                                                       Caller caller, bool keep_alive) {
+  auto parsed = parse_embeddings_request(req.body());
+  if (auto* error = std::get_if<ApiError>(&parsed)) {
+    co_return error_response(*error, keep_alive);
+  }
+  EmbeddingsRequest request = std::move(std::get<EmbeddingsRequest>(parsed));
+  if (auto denied = refuse_model(caller, request.model)) {
+    co_return error_response(*denied, keep_alive);
+  }
+  engine::Engine* engine = gateway->engine();
+  if (engine == nullptr) {
+    co_return error_response(unavailable("embeddings come from the edge model, which is not "
+                                         "available: " +
+                                             gateway->edge_problem(),
+                                         "edge_unavailable"),
+                             keep_alive);
+  }
+  if (request.model != kRoutedModel && request.model != gateway->edge_name()) {
+    co_return error_response(
+        invalid_request("model '" + request.model +
+                            "' gives no embeddings here: they come from the "
+                            "edge model ('" +
+                            std::string(kRoutedModel) + "' or '" + gateway->edge_name() + "')",
+                        "model"),
+        keep_alive);
+  }
+  if (request.dimensions && *request.dimensions != engine->embedding_dimensions()) {
+    co_return error_response(invalid_request("dimensions: the edge model's embeddings have " +
+                                                 std::to_string(engine->embedding_dimensions()) +
+                                                 " dimensions and cannot be shortened to " +
+                                                 std::to_string(*request.dimensions),
+                                             "dimensions"),
+                             keep_alive);
+  }
+  auto executor = co_await asio::this_coro::executor;
+  auto answers = std::make_shared<net::AsyncQueue<Result<engine::EmbeddingResult>>>(executor);
+  const Status queued = engine->embed(
+      std::move(request.inputs),
+      [answers](Result<engine::EmbeddingResult> result) { answers->push(std::move(result)); });
+  if (!queued) {
+    co_return error_response(api_error_from(queued.error()), keep_alive);
+  }
+  auto answer = co_await answers->pop();
+  if (!answer) {
+    co_return error_response(unavailable("the edge engine stopped answering", "edge_unavailable"),
+                             keep_alive);
+  }
+  if (!*answer) {
+    co_return error_response(api_error_from(answer->error()), keep_alive);
+  }
+  co_return json_response(200, embeddings_response(answer->value(), request.model, request.base64),
+                          keep_alive);
+}
+
 net::awaitable<Response> HttpServer::State::run_canary_now(Caller caller, bool keep_alive) {
   if (auto denied = refuse_unless_admin(caller, "/v1/tandem/canary")) {
     co_return error_response(*denied, keep_alive);
@@ -584,13 +644,17 @@ net::awaitable<std::optional<Response>> HttpServer::State::dispatch(
     auto run = co_await run_canary_now(caller, keep_alive);
     co_return run;
   }
+  if (path == "/v1/embeddings" && post) {
+    auto answer = co_await embeddings(req, caller, keep_alive);
+    co_return answer;
+  }
   if (path.rfind("/v1/tandem/", 0) == 0) {
     const std::string query = target.size() > path.size() ? target.substr(path.size() + 1) : "";
     const ApiResponse answer = tandem_endpoint(req, path, query, caller);
     co_return json_response(answer.status, answer.body, keep_alive);
   }
   const bool known = path == "/health" || path == "/v1/models" || path == "/v1/chat/completions" ||
-                     path == "/v1/completions";
+                     path == "/v1/completions" || path == "/v1/embeddings";
   ApiError error;
   error.status = known ? 405 : 404;
   error.type = "invalid_request_error";
