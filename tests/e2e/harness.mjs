@@ -173,7 +173,12 @@ export class ServerProcess {
   async stop(graceMs = 30_000) {
     if (!this.running) return;
     this.child.kill('SIGTERM');
-    const gone = await Promise.race([this.exited, sleep(graceMs).then(() => null)]);
+    // The grace timer is cleared once the process is gone: left pending, it would keep the
+    // test file's process alive for the whole grace period after its last test.
+    let timer;
+    const grace = new Promise((resolve) => { timer = setTimeout(() => resolve(null), graceMs); });
+    const gone = await Promise.race([this.exited, grace]);
+    clearTimeout(timer);
     if (!gone) {
       this.child.kill('SIGKILL');
       await this.exited;
