@@ -40,15 +40,22 @@ function requireExecutable(file, variable) {
   return file;
 }
 
+// The gateway and the GGUF, from the environment or their defaults; throws when one is
+// missing. For suites that run `tandem serve` without a cloud tier.
+export function resolveEdgePaths() {
+  const tandemBinary = requireExecutable(
+    process.env.TANDEM_BINARY || path.join(REPO_ROOT, 'build', 'tandem'), 'TANDEM_BINARY');
+  const model = process.env.TANDEM_MODEL || path.join(REPO_ROOT, 'models', 'stories260K.gguf');
+  assert.ok(fs.existsSync(model), `TANDEM_MODEL=${model} does not exist`);
+  return { tandemBinary, model };
+}
+
 // The gateway, llama-server and the GGUF, from the environment or their defaults; throws
 // when one is missing.
 export function resolvePaths() {
-  const tandemBinary = requireExecutable(
-    process.env.TANDEM_BINARY || path.join(REPO_ROOT, 'build', 'tandem'), 'TANDEM_BINARY');
+  const { tandemBinary, model } = resolveEdgePaths();
   const llamaServer = requireExecutable(
     process.env.LLAMA_SERVER || llamaServerFromCache(), 'LLAMA_SERVER');
-  const model = process.env.TANDEM_MODEL || path.join(REPO_ROOT, 'models', 'stories260K.gguf');
-  assert.ok(fs.existsSync(model), `TANDEM_MODEL=${model} does not exist`);
   return { tandemBinary, llamaServer, model };
 }
 
@@ -232,4 +239,35 @@ export function startGateway({ tandemBinary, dir, config, port, env = {} }) {
   });
   gateway.start();
   return gateway;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Crash detection between tests
+
+// True once `server` answers /health, polling up to READY_TIMEOUT_MS; false at once if it has
+// exited, or when it never answers.
+export async function answersHealth(server) {
+  try {
+    await server.waitReady();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+// For an afterEach hook: a crash must fail the test that caused it, not every test after it.
+// When `server` no longer answers, records its exit status and last output as a diagnostic of
+// test `t`, starts it afresh for the remaining tests, and fails `t` with what happened (the
+// client alone only says "Connection error").
+export async function restartIfDown(server, t) {
+  // A server that answers slowly (one /health probe gives up after 1 s) is not a dead one.
+  if (await answersHealth(server)) return;
+  // The client may see the reset a moment before the exit status is in.
+  await Promise.race([server.exited, sleep(2_000)]);
+  const what = server.report();
+  t.diagnostic(`${server.name} down after this test: ${what}`);
+  await server.stop();
+  server.start();
+  await server.waitReady();
+  assert.fail(`${server.name} stopped answering during this test (restarted for the next ones): ${what}`);
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs the end-to-end suite: OpenAI's official Node client against `tandem serve`, with
-# llama.cpp's llama-server as the cloud tier. Works from any directory.
+# Runs the end-to-end suite: OpenAI's Node client, the Vercel AI SDK and LangChain JS against
+# `tandem serve` (with llama.cpp's llama-server as the cloud tier where a test needs one), and
+# the dashboard in a headless browser. Works from any directory.
 #
 #   TANDEM_BINARY  the gateway            (default: <repo>/build/tandem)
 #   LLAMA_SERVER   llama.cpp's server     (default: scripts/build-llama.sh's prefix + /bin/llama-server)
