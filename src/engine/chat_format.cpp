@@ -181,13 +181,35 @@ std::vector<ChatMessage> generic_messages(const ChatRequest& request) {
   return out;
 }
 
-// A generic answer read back: its calls (arguments as compact JSON) or its response.
+// The text of a `"response": "...` string cut off before its closing quote (an answer that ran
+// into max_tokens): what was written, decoded; "" when there is none.
+std::string cut_off_response(const std::string& text) {
+  const size_t key = text.find("\"response\"");
+  const size_t open = key == std::string::npos ? key : text.find('"', text.find(':', key));
+  if (open == std::string::npos) {
+    return {};
+  }
+  // Drop a half-written escape, then close the string and let the JSON parser decode it.
+  std::string value = text.substr(open);
+  for (size_t tries = 0; tries < 6 && !value.empty(); ++tries) {
+    const json decoded = json::parse(value + "\"", nullptr, false);
+    if (decoded.is_string()) {
+      return decoded.get<std::string>();
+    }
+    value.pop_back();
+  }
+  return {};
+}
+
+// A generic answer read back: its calls (arguments as compact JSON) or its response. One cut
+// off by max_tokens keeps the response text it had; a cut-off call is dropped: the envelope
+// is never shown as the answer's text.
 common_chat_msg parse_generic(const std::string& text) {
   common_chat_msg msg;
   msg.role = "assistant";
   const json answer = json::parse(text, nullptr, false);
   if (!answer.is_object()) {
-    msg.content = text;
+    msg.content = cut_off_response(text);
     return msg;
   }
   if (const auto calls = answer.find("tool_calls"); calls != answer.end() && calls->is_array()) {
@@ -200,8 +222,6 @@ common_chat_msg parse_generic(const std::string& text) {
   } else if (const auto response = answer.find("response");
              response != answer.end() && response->is_string()) {
     msg.content = response->get<std::string>();
-  } else {
-    msg.content = text;
   }
   return msg;
 }

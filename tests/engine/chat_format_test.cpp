@@ -140,6 +140,32 @@ TEST(ChatFormatTest, AnAutoToolChoiceMayAnswerOrCallButAlwaysParses) {
   EXPECT_EQ(got.content.find("{\"response\""), std::string::npos) << got.content;
 }
 
+// An answer cut off by max_tokens never shows the generic format's JSON as text.
+TEST(ChatFormatTest, ACutOffGenericAnswerKeepsOnlyItsResponseText) {
+  auto engine = open_model(test::model_path());
+  ASSERT_NE(engine, nullptr);
+  auto chat = engine->format_chat(weather_request());
+  ASSERT_TRUE(chat.ok()) << chat.error().message;
+  const auto read = [&](const std::string& text) {
+    ChatOutput output(chat->output);
+    std::string content;
+    size_t calls = 0;
+    for (auto& delta : output.push(text)) {
+      content += delta.content;
+    }
+    for (auto& delta : output.finish()) {
+      content += delta.content;
+      calls += delta.tool_index ? 1 : 0;
+    }
+    return std::make_pair(content, calls);
+  };
+  EXPECT_EQ(read(R"({ "tool_calls" : [ { "name": "get_wea)"),
+            std::make_pair(std::string(), size_t{0}));
+  EXPECT_EQ(read(R"({"response": "It is sunny in Par)").first, "It is sunny in Par");
+  EXPECT_EQ(read(R"({"response": "Line\nnext \u00e9 and \u00)").first, "Line\nnext \u00e9 and ");
+  EXPECT_EQ(read(R"({"response": "Done."})").first, "Done.");
+}
+
 // Qwen 3's own format, read back by llama.cpp's parser for that template: streamed in small
 // pieces, the deltas add up to the call (random weights cannot be relied on to write one).
 TEST(ChatFormatTest, TheTemplatesParserReadsToolCallsAsTheyStream) {
