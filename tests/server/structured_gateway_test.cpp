@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "../support/test_models.h"
+#include "engine/engine.h"
 #include "test_harness.h"
 
 namespace tandem::test {
@@ -154,6 +156,55 @@ TEST(StructuredGatewayTest, APrivateRequestWithToolsIsAnsweredOnTheEdge) {
   EXPECT_EQ(body["tandem"]["data_left_device"], false);
   EXPECT_EQ(body["choices"][0]["finish_reason"], "tool_calls");
   EXPECT_EQ(body["choices"][0]["message"]["tool_calls"][0]["function"]["name"], "get_weather");
+}
+
+// The edge renders a chat exactly as llama-server does for the same model and messages: both
+// run llama.cpp's Jinja engine on the model's own template (Qwen 3 and Hermes 3 with tools,
+// Llama 3.2 without: llama.cpp has no tool format for it and the edge uses its generic one).
+TEST(StructuredGatewayTest, TheEdgeRendersChatsAsLlamaServerDoes) {
+  const json history = json::parse(R"([
+    {"role": "system", "content": "You are terse."},
+    {"role": "user", "content": "Weather in Paris?"},
+    {"role": "assistant", "content": "", "tool_calls": [{"id": "call_1", "type": "function",
+      "function": {"name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}}]},
+    {"role": "tool", "tool_call_id": "call_1", "content": "18 C"},
+    {"role": "user", "content": "And in Oslo?"}])");
+  for (const auto& [file, with_tools] : std::vector<std::pair<std::string, bool>>{
+           {"qwen3-tiny.gguf", true}, {"hermes3-tiny.gguf", true}, {"llama3-tiny.gguf", false}}) {
+    const std::string model = derived_model(file);
+    ASSERT_FALSE(model.empty());
+    json body = {{"messages", with_tools ? history : json::array({history[0], history[1]})}};
+    if (with_tools) {
+      body["tools"] = json::array({kWeatherTool});
+    }
+    std::string theirs;
+    {
+      LlamaServer server(model, {"--jinja"});
+      ASSERT_TRUE(server.ready()) << file;
+      auto r = post(server.port(), "/apply-template", body);
+      ASSERT_EQ(r.status, 200) << file << ": " << r.body;
+      theirs = r.json_body()["prompt"].get<std::string>();
+    }
+    engine::EngineOptions options;
+    options.model_path = model;
+    options.max_sequences = 1;
+    options.context_per_sequence = 1024;
+    options.threads = 1;
+    auto engine = engine::Engine::open(options);
+    ASSERT_TRUE(engine.ok()) << engine.error().message;
+    auto parsed =
+        server::parse_completion_request(json{{"model", "tandem"},
+                                              {"messages", body["messages"]},
+                                              {"tools", body.value("tools", json::array())}}
+                                             .dump(),
+                                         upstream::ApiKind::kChat, 16);
+    ASSERT_TRUE(std::holds_alternative<server::CompletionRequest>(parsed)) << file;
+    auto ours =
+        engine.value()->format_chat(std::get<server::CompletionRequest>(parsed).chat_request());
+    ASSERT_TRUE(ours.ok()) << file << ": " << ours.error().message;
+    EXPECT_NE(theirs.find("Weather in Paris?"), std::string::npos) << file << ": " << theirs;
+    EXPECT_EQ(ours->prompt, theirs) << file;
+  }
 }
 
 }  // namespace

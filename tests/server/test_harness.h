@@ -236,15 +236,31 @@ class FaultUpstream {
 // llama.cpp's own server on the shipped model: a real OpenAI-compatible cloud tier.
 class LlamaServer {
  public:
-  LlamaServer() : port_(free_port()) {
-    process_ = std::make_unique<ChildProcess>(std::vector<std::string>{
-        TANDEM_LLAMA_SERVER, "-m", TANDEM_TEST_MODEL, "--host", "127.0.0.1", "--port",
-        std::to_string(port_), "-c", "2048", "-np", "2", "-t", "1"});
+  // `model` and `extra` arguments: another GGUF (a derived test model), e.g. with --jinja.
+  explicit LlamaServer(const std::string& model = TANDEM_TEST_MODEL,
+                       const std::vector<std::string>& extra = {})
+      : port_(free_port()) {
+    std::vector<std::string> argv{TANDEM_LLAMA_SERVER,
+                                  "-m",
+                                  model,
+                                  "--host",
+                                  "127.0.0.1",
+                                  "--port",
+                                  std::to_string(port_),
+                                  "-c",
+                                  "2048",
+                                  "-np",
+                                  "2",
+                                  "-t",
+                                  "1"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    process_ = std::make_unique<ChildProcess>(argv);
     ready_ = eventually([&] { return request(port_, "GET", "/health").status == 200; },
                         std::chrono::seconds(60));
   }
   bool ready() const { return ready_; }
   std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1"; }
+  uint16_t port() const { return port_; }
 
  private:
   uint16_t port_;
