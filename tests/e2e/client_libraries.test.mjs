@@ -1,12 +1,15 @@
 // End-to-end: the client libraries applications build on — OpenAI's Node client, Vercel's AI
-// SDK and LangChain JS — calling tools and asking for structured output from `tandem serve`.
+// SDK and LangChain JS — calling tools, asking for structured output and embedding text with
+// `tandem serve`.
 //
 // The gateway runs edge-only (no cloud configured): every answer comes from the shipped
 // stories260K model. That model has no chat template, so the edge uses Tandem's generic tool
 // format, constrained by the tools' JSON schemas: the story model's arguments are nonsense
-// strings, but valid JSON of the schema's shape. Every check below parses what came back with
-// a strict zod schema (types, enums, maxLength, no extra keys), so a misshapen answer fails.
-// String fields carry maxLength: unbounded, the story model may write until max_tokens.
+// strings, but valid JSON of the schema's shape. Every tool and structured-output check parses
+// what came back with a strict zod schema (types, enums, maxLength, no extra keys), so a
+// misshapen answer fails. String fields carry maxLength: unbounded, the story model may write
+// until max_tokens. Embeddings are checked against the gateway's own float answer, for length,
+// L2 norm, token counts, and that one text gives one vector and different texts different ones.
 //
 // Environment (tests/e2e/run.sh sets it): TANDEM_BINARY, TANDEM_MODEL (harness.mjs).
 
@@ -18,8 +21,11 @@ import { zodFunction, zodResponseFormat } from 'openai/helpers/zod';
 import { z } from 'zod';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { createOpenAI } from '@ai-sdk/openai';
-import { generateObject, generateText, stepCountIs, streamObject, streamText, tool } from 'ai';
-import { ChatOpenAI } from '@langchain/openai';
+import {
+  cosineSimilarity, embed, embedMany, generateObject, generateText, stepCountIs, streamObject,
+  streamText, tool,
+} from 'ai';
+import { ChatOpenAI, OpenAIEmbeddings } from '@langchain/openai';
 import { tool as langchainTool } from '@langchain/core/tools';
 import { HumanMessage, ToolMessage } from '@langchain/core/messages';
 
@@ -162,6 +168,50 @@ async function collectToolCallStream(stream) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Embeddings (POST /v1/embeddings on the edge model)
+
+// stories260K's embedding width (n_embd): the length of every vector the edge returns.
+const EMBEDDING_DIMENSIONS = 64;
+// Three texts and their token counts as stories260K's tokenizer reads them, BOS included
+// (llama.cpp's /tokenize on this GGUF): "Once upon a time" is <s> Once upon a time.
+const TEXTS = ['Once upon a time', 'The cat sat.', 'A dog ran.'];
+const TEXT_TOKENS = [5, 7, 8];
+const ONCE_UPON_A_TIME_IDS = [1, 403, 407, 261, 378];
+const THE_CAT_IDS = [1, 291, 280, 294];
+// Two vectors of one text (another request, another batch, another library) agree within this.
+const SAME_VECTOR = 1e-4;
+
+// A plain array of EMBEDDING_DIMENSIONS finite numbers with an L2 norm of 1 (within 1e-4).
+function assertUnitVector(vector, where) {
+  assert.ok(Array.isArray(vector), `${where}: an array of numbers, not ${typeof vector}: ` +
+                                   `${JSON.stringify(vector)?.slice(0, 80)}`);
+  assert.equal(vector.length, EMBEDDING_DIMENSIONS, `${where}: ${EMBEDDING_DIMENSIONS} dimensions`);
+  assert.ok(vector.every(Number.isFinite), `${where}: finite numbers: ${JSON.stringify(vector)}`);
+  const norm = Math.hypot(...vector);
+  assert.ok(Math.abs(norm - 1) < 1e-4, `${where}: L2-normalised (|v| = ${norm})`);
+}
+
+function maxDifference(a, b) {
+  assert.equal(a.length, b.length, 'vectors of one length');
+  return Math.max(...a.map((x, i) => Math.abs(x - b[i])));
+}
+
+function assertSameVector(a, b, where, tolerance = SAME_VECTOR) {
+  const difference = maxDifference(a, b);
+  assert.ok(difference <= tolerance, `${where}: the same vector (largest difference ${difference})`);
+}
+
+// Different texts must not come back as one vector (a gateway that ignored its input would).
+function assertDistinctVectors(vectors, where) {
+  for (let i = 0; i < vectors.length; ++i) {
+    for (let j = i + 1; j < vectors.length; ++j) {
+      const difference = maxDifference(vectors[i], vectors[j]);
+      assert.ok(difference > 1e-2, `${where}: vectors ${i} and ${j} differ (by at most ${difference})`);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // The gateway: edge only, the shipped model
 
 function gatewayConfig({ port }) {
@@ -209,6 +259,20 @@ describe('client libraries against tandem serve (edge only)', { timeout: 240_000
   });
 
   afterEach(async (t) => restartIfDown(gateway, t));
+
+  // The gateway's own float answer to an embeddings request, fetched without any library: what
+  // a library's vectors must equal.
+  async function rawEmbeddings(input) {
+    const response = await fetch(`${baseURL}/embeddings`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${API_KEY}` },
+      body: JSON.stringify({ model: 'tandem', input, encoding_format: 'float' }),
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
+    const body = await response.json();
+    assert.equal(response.status, 200, `POST /v1/embeddings: ${JSON.stringify(body)}`);
+    return body.data.map((item) => item.embedding);
+  }
 
   // -------------------------------------------------------------------------------------------
   describe('OpenAI Node client (openai)', () => {
@@ -393,6 +457,106 @@ describe('client libraries against tandem serve (edge only)', { timeout: 240_000
       assert.ok(!/"tool_call/.test(choice.message.content ?? ''),
                 `the tool format's JSON is not the answer's text: ${JSON.stringify(choice.message)}`);
     });
+
+    // A request `body` the gateway refuses: BadRequestError, 400, naming `param`.
+    const assertBadRequest = (body, param) => assert.rejects(client().embeddings.create(body), (err) => {
+      assert.ok(err instanceof OpenAI.BadRequestError,
+                `${JSON.stringify(body)}: a BadRequestError, not ${err?.constructor?.name}: ${err?.message}`);
+      assert.equal(err.status, 400);
+      assert.equal(err.param, param, `${JSON.stringify(body)}: ${err.message}`);
+      return true;
+    });
+
+    test('embeddings: embeddings.create (base64 by default) equals encoding_format "float"', async () => {
+      const { fetch, bodies } = recordingFetch();
+      const recorded = new OpenAI({
+        apiKey: API_KEY, baseURL, maxRetries: 0, timeout: REQUEST_TIMEOUT_MS, fetch,
+      });
+      const decoded = await recorded.embeddings.create({ model: 'tandem', input: TEXTS });
+      // openai@6 asks for base64 unless told otherwise, and decodes it itself.
+      assert.equal(bodies[0]?.encoding_format, 'base64', `the client asked for base64: ${JSON.stringify(bodies[0])}`);
+      assert.equal(decoded.object, 'list');
+      assert.equal(decoded.data.length, TEXTS.length, JSON.stringify(decoded).slice(0, 300));
+      decoded.data.forEach((item, i) => {
+        assert.equal(item.object, 'embedding');
+        assert.equal(item.index, i);
+        assertUnitVector(item.embedding, `base64 data[${i}]`);
+      });
+      const sum = TEXT_TOKENS.reduce((a, b) => a + b, 0);
+      assert.equal(decoded.usage.prompt_tokens, sum, `usage: ${JSON.stringify(decoded.usage)}`);
+      assert.equal(decoded.usage.total_tokens, sum, `usage: ${JSON.stringify(decoded.usage)}`);
+      assert.equal(decoded.tandem?.tier, 'edge', JSON.stringify(decoded.tandem));
+      assert.equal(decoded.tandem?.data_left_device, false, JSON.stringify(decoded.tandem));
+
+      const floats = await client().embeddings.create(
+        { model: 'tandem', input: TEXTS, encoding_format: 'float' });
+      assert.equal(floats.data.length, TEXTS.length);
+      assert.equal(floats.usage.prompt_tokens, sum, `usage: ${JSON.stringify(floats.usage)}`);
+      floats.data.forEach((item, i) => {
+        assertUnitVector(item.embedding, `float data[${i}]`);
+        // Both encodings carry the same float32 values: a decoding slip (byte order, offset)
+        // would be far off.
+        assertSameVector(item.embedding, decoded.data[i].embedding, `"${TEXTS[i]}": float vs base64`, 1e-6);
+      });
+      assertDistinctVectors(floats.data.map((item) => item.embedding), 'three texts');
+
+      // One string, one request: the same vector again, and its own token count.
+      const one = await client().embeddings.create({ model: 'tandem', input: TEXTS[1] });
+      assert.equal(one.data.length, 1);
+      assertSameVector(one.data[0].embedding, floats.data[1].embedding, `"${TEXTS[1]}" alone`);
+      assert.equal(one.usage.prompt_tokens, TEXT_TOKENS[1], `usage: ${JSON.stringify(one.usage)}`);
+    });
+
+    test('embeddings: token ids and arrays of token ids, edge model by name', async () => {
+      const [text] = (await client().embeddings.create({
+        model: 'tandem', input: TEXTS[0], encoding_format: 'float',
+      })).data.map((item) => item.embedding);
+      // One input as token ids: the text's own tokens give the text's vector.
+      const ids = await client().embeddings.create({ model: 'tandem', input: ONCE_UPON_A_TIME_IDS });
+      assert.equal(ids.data.length, 1, JSON.stringify(ids).slice(0, 300));
+      assertUnitVector(ids.data[0].embedding, 'token ids');
+      assertSameVector(ids.data[0].embedding, text, 'token ids vs the text');
+      assert.equal(ids.usage.prompt_tokens, ONCE_UPON_A_TIME_IDS.length, JSON.stringify(ids.usage));
+      // Several inputs as arrays of token ids, float encoded.
+      const arrays = await client().embeddings.create({
+        model: 'tandem', input: [ONCE_UPON_A_TIME_IDS, THE_CAT_IDS], encoding_format: 'float',
+      });
+      assert.equal(arrays.data.length, 2, JSON.stringify(arrays).slice(0, 300));
+      arrays.data.forEach((item, i) => assertUnitVector(item.embedding, `token arrays data[${i}]`));
+      assertSameVector(arrays.data[0].embedding, text, 'token arrays [0] vs the text');
+      assertDistinctVectors(arrays.data.map((item) => item.embedding), 'two token arrays');
+      assert.equal(arrays.usage.prompt_tokens, ONCE_UPON_A_TIME_IDS.length + THE_CAT_IDS.length,
+                   JSON.stringify(arrays.usage));
+      // The edge model's own name is the same model.
+      const named = await client().embeddings.create({ model: EDGE_MODEL, input: TEXTS[0] });
+      assertSameVector(named.data[0].embedding, text, `model "${EDGE_MODEL}" vs "tandem"`);
+    });
+
+    test('embeddings: dimensions equal to the model\'s pass, others are a BadRequestError', async () => {
+      const same = await client().embeddings.create(
+        { model: 'tandem', input: TEXTS[0], dimensions: EMBEDDING_DIMENSIONS });
+      assertUnitVector(same.data[0].embedding, `dimensions ${EMBEDDING_DIMENSIONS}`);
+      await assertBadRequest({ model: 'tandem', input: TEXTS[0], dimensions: 32 }, 'dimensions');
+    });
+
+    // Gateway gaps, found by this suite: see the skip reasons. Remove a skip once it is fixed.
+    test('embeddings: a token id outside the vocabulary is a BadRequestError naming input', {
+      skip: 'gateway gap: {"model":"tandem","input":[1,100000]} answers 400 with "param": null ' +
+            '("input holds token id 100000, outside the vocabulary (0..511)"), as does ' +
+            '[[1,403],[-5]]; the request parser names input, the engine\'s check does not',
+    }, async () => {
+      await assertBadRequest({ model: 'tandem', input: [1, 100_000] }, 'input');
+      await assertBadRequest({ model: 'tandem', input: [[1, 403], [-5]] }, 'input');
+    });
+
+    test('embeddings: the answer names its tier in X-Tandem-Tier', {
+      skip: 'gateway gap: POST /v1/embeddings answers 200 without the X-Tandem-Tier header ' +
+            '(the body has tandem.tier "edge"); docs/GATEWAY.md says every response carries it',
+    }, async () => {
+      const { response } = await client().embeddings
+        .create({ model: 'tandem', input: TEXTS[0] }).withResponse();
+      assert.equal(response.headers.get('x-tandem-tier'), 'edge');
+    });
   });
 
   // -------------------------------------------------------------------------------------------
@@ -516,6 +680,75 @@ describe('client libraries against tandem serve (edge only)', { timeout: 240_000
       assertShape(WeatherArgs, text.toolCalls[0].input, 'input', { parsed: true });
     });
 
+    test('embeddings: embed and embedMany (textEmbeddingModel): unit vectors, one per value', async () => {
+      const { fetch, bodies } = recordingFetch();
+      const model = provider(fetch).textEmbeddingModel('tandem');
+      const many = await embedMany({ model, values: TEXTS, maxRetries: 0 });
+      assert.equal(bodies[0]?.encoding_format, 'float', JSON.stringify(bodies[0]));
+      assert.deepEqual(bodies[0]?.input, TEXTS, 'embedMany sent the values in one request');
+      assert.deepEqual(many.values, TEXTS);
+      assert.equal(many.embeddings.length, TEXTS.length);
+      many.embeddings.forEach((vector, i) => assertUnitVector(vector, `embedMany[${i}]`));
+      assertDistinctVectors(many.embeddings, 'embedMany');
+      assert.equal(many.usage.tokens, TEXT_TOKENS.reduce((a, b) => a + b, 0), JSON.stringify(many.usage));
+      // The gateway's float answer, as the SDK returned it.
+      const raw = await rawEmbeddings(TEXTS);
+      many.embeddings.forEach((vector, i) => assertSameVector(vector, raw[i], `embedMany[${i}] vs raw`));
+      // embed, one value at a time, gives embedMany's vectors.
+      for (const [i, value] of TEXTS.entries()) {
+        const one = await embed({ model, value, maxRetries: 0 });
+        assert.equal(one.value, value);
+        assertUnitVector(one.embedding, `embed("${value}")`);
+        assertSameVector(one.embedding, many.embeddings[i], `embed("${value}") vs embedMany[${i}]`);
+        assert.equal(one.usage.tokens, TEXT_TOKENS[i], JSON.stringify(one.usage));
+      }
+    });
+
+    test('embeddings: cosineSimilarity of a text with itself is 1, with another text less', async () => {
+      const model = provider().textEmbeddingModel('tandem');
+      const first = await embed({ model, value: TEXTS[0], maxRetries: 0 });
+      const again = await embed({ model, value: TEXTS[0], maxRetries: 0 });
+      const other = await embed({ model, value: TEXTS[1], maxRetries: 0 });
+      const self = cosineSimilarity(first.embedding, again.embedding);
+      assert.ok(Math.abs(self - 1) < 1e-4, `a text with itself: ${self}`);
+      const across = cosineSimilarity(first.embedding, other.embedding);
+      assert.ok(across < 0.999, `two texts: ${across}`);
+      // Unit vectors: the cosine is the dot product.
+      const dot = first.embedding.reduce((sum, x, i) => sum + x * other.embedding[i], 0);
+      assert.ok(Math.abs(across - dot) < 1e-4, `cosine ${across} vs dot product ${dot}`);
+    });
+
+    test('embeddings: providerOptions dimensions, the model\'s passes, another is an APICallError', async () => {
+      const { fetch, bodies } = recordingFetch();
+      const model = provider(fetch).textEmbeddingModel('tandem');
+      const same = await embed({
+        model, value: TEXTS[0], maxRetries: 0,
+        providerOptions: { tandem: { dimensions: EMBEDDING_DIMENSIONS } },
+      });
+      assert.equal(bodies[0]?.dimensions, EMBEDDING_DIMENSIONS, JSON.stringify(bodies[0]));
+      assertUnitVector(same.embedding, `dimensions ${EMBEDDING_DIMENSIONS}`);
+      await assert.rejects(
+        embed({ model, value: TEXTS[0], maxRetries: 0, providerOptions: { tandem: { dimensions: 32 } } }),
+        (err) => {
+          assert.equal(err?.name, 'AI_APICallError', `${err?.name}: ${err?.message}`);
+          assert.equal(err.statusCode, 400);
+          assert.match(err.responseBody ?? '', /"param":\s*"dimensions"/, err.responseBody);
+          return true;
+        });
+    });
+
+    test('embeddings: @ai-sdk/openai textEmbeddingModel gives the same vectors', async () => {
+      const openai = createOpenAI({ baseURL, apiKey: API_KEY });
+      const many = await embedMany({
+        model: openai.textEmbeddingModel('tandem'), values: TEXTS, maxRetries: 0,
+      });
+      const raw = await rawEmbeddings(TEXTS);
+      many.embeddings.forEach((vector, i) => {
+        assertUnitVector(vector, `@ai-sdk/openai embedMany[${i}]`);
+        assertSameVector(vector, raw[i], `@ai-sdk/openai embedMany[${i}] vs raw`);
+      });
+    });
+
     // Gateway gap, found by this suite: see the skip reason. Remove the skip once it is served.
     test('@ai-sdk/openai, default model (Responses API)', {
       skip: 'gateway gap: @ai-sdk/openai@2 `openai(model)` posts to /v1/responses, which answers ' +
@@ -604,6 +837,44 @@ describe('client libraries against tandem serve (edge only)', { timeout: 240_000
       assert.equal(typeof answer.content, 'string');
       assert.ok(answer.content.length > 0, `a text answer: ${JSON.stringify(answer)}`);
       assert.deepEqual(answer.tool_calls ?? [], [], 'no call with tool_choice "none"');
+    });
+
+    const embeddings = (fetch, fields = {}) => new OpenAIEmbeddings({
+      model: 'tandem', apiKey: API_KEY, maxRetries: 0, timeout: REQUEST_TIMEOUT_MS,
+      configuration: { baseURL, ...(fetch ? { fetch } : {}) },
+      ...fields,
+    });
+
+    test('embeddings: OpenAIEmbeddings embedQuery and embedDocuments', async () => {
+      const { fetch, bodies } = recordingFetch();
+      const documents = await embeddings(fetch).embedDocuments(TEXTS);
+      // What LangChain sends by default: its openai@5 client's base64, no dimensions.
+      assert.equal(bodies[0]?.encoding_format, 'base64', JSON.stringify(bodies[0]));
+      assert.equal(bodies[0]?.dimensions, undefined, JSON.stringify(bodies[0]));
+      assert.deepEqual(bodies[0]?.input, TEXTS, JSON.stringify(bodies[0]));
+      assert.equal(documents.length, TEXTS.length);
+      documents.forEach((vector, i) => assertUnitVector(vector, `embedDocuments[${i}]`));
+      assertDistinctVectors(documents, 'embedDocuments');
+      const query = await embeddings(fetch).embedQuery(TEXTS[0]);
+      assertUnitVector(query, 'embedQuery');
+      const [single] = await embeddings(fetch).embedDocuments([TEXTS[0]]);
+      assertSameVector(single, query, 'embedDocuments([a])[0] vs embedQuery(a)');
+      assertSameVector(documents[0], query, 'embedDocuments(texts)[0] vs embedQuery(a)');
+      // LangChain's client asks for base64 and decodes it: the gateway's float values come out.
+      const raw = await rawEmbeddings(TEXTS);
+      documents.forEach((vector, i) => assertSameVector(vector, raw[i], `embedDocuments[${i}] vs raw`));
+    });
+
+    test('embeddings: OpenAIEmbeddings with dimensions and encodingFormat "float"', async () => {
+      const { fetch, bodies } = recordingFetch();
+      const explicit = embeddings(fetch, { dimensions: EMBEDDING_DIMENSIONS, encodingFormat: 'float' });
+      const query = await explicit.embedQuery(TEXTS[1]);
+      assert.equal(bodies[0]?.dimensions, EMBEDDING_DIMENSIONS, JSON.stringify(bodies[0]));
+      assert.equal(bodies[0]?.encoding_format, 'float', JSON.stringify(bodies[0]));
+      assertUnitVector(query, 'embedQuery');
+      const [document] = await explicit.embedDocuments([TEXTS[1]]);
+      assertSameVector(document, query, 'embedDocuments([a])[0] vs embedQuery(a)');
+      assertSameVector(query, await embeddings().embedQuery(TEXTS[1]), 'float vs the default (base64)');
     });
   });
 });
