@@ -133,7 +133,8 @@ void parse_tool_fields(const json& m, const std::string& where, engine::ChatMess
       }
       const auto& function = calls[i]["function"];
       engine::ToolCall call;
-      call.id = string_field(calls[i], "id", at, false).get<std::string>();
+      const auto& id = string_field(calls[i], "id", at, false);
+      call.id = id.is_null() ? std::string() : id.get<std::string>();
       call.name = string_field(function, "name", at + ".function", true).get<std::string>();
       const auto& arguments = string_field(function, "arguments", at + ".function", false);
       call.arguments = arguments.is_null() ? "{}" : arguments.get<std::string>();

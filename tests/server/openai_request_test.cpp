@@ -95,6 +95,15 @@ TEST(OpenAiRequestTest, ToolsAndToolMessagesAreTheEdgesToo) {
   EXPECT_EQ(r.messages[2].tool_call_id, "call_1");
 }
 
+// Found by fuzz_openai_body: an assistant's tool call without an id threw while parsing.
+TEST(OpenAiRequestTest, AToolCallWithoutAnIdIsAccepted) {
+  auto r = parse_ok(R"({"model":"m","messages":[{"role":"assistant","tool_calls":[{"type":
+    "function","function":{"name":"f"}}]},{"role":"user","content":"x"}]})");
+  ASSERT_EQ(r.messages[0].tool_calls.size(), 1U);
+  EXPECT_EQ(r.messages[0].tool_calls[0].id, "");
+  EXPECT_EQ(r.messages[0].tool_calls[0].arguments, "{}");
+}
+
 TEST(OpenAiRequestTest, ANamedToolChoiceKeepsOnlyThatToolAndRequiresIt) {
   auto r = parse_ok(
       R"({"model":"m","messages":[{"role":"user","content":"x"}],"tools":[)" + kWeatherTool +
