@@ -567,7 +567,11 @@ net::awaitable<Response> HttpServer::State::embeddings(const http::request<http:
       std::move(request.inputs),
       [answers](Result<engine::EmbeddingResult> result) { answers->push(std::move(result)); });
   if (!queued) {
-    co_return error_response(api_error_from(queued.error()), keep_alive);
+    ApiError error = api_error_from(queued.error());
+    if (error.status == 400) {
+      error.param = "input";  // the engine's checks are of the inputs: ids, lengths
+    }
+    co_return error_response(error, keep_alive);
   }
   auto answer = co_await answers->pop();
   if (!answer) {
@@ -577,8 +581,10 @@ net::awaitable<Response> HttpServer::State::embeddings(const http::request<http:
   if (!*answer) {
     co_return error_response(api_error_from(answer->error()), keep_alive);
   }
-  co_return json_response(200, embeddings_response(answer->value(), request.model, request.base64),
-                          keep_alive);
+  Response res = json_response(
+      200, embeddings_response(answer->value(), request.model, request.base64), keep_alive);
+  res.set("X-Tandem-Tier", "edge");
+  co_return res;
 }
 
 net::awaitable<Response> HttpServer::State::run_canary_now(Caller caller, bool keep_alive) {

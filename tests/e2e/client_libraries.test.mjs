@@ -539,20 +539,13 @@ describe('client libraries against tandem serve (edge only)', { timeout: 240_000
       await assertBadRequest({ model: 'tandem', input: TEXTS[0], dimensions: 32 }, 'dimensions');
     });
 
-    // Gateway gaps, found by this suite: see the skip reasons. Remove a skip once it is fixed.
-    test('embeddings: a token id outside the vocabulary is a BadRequestError naming input', {
-      skip: 'gateway gap: {"model":"tandem","input":[1,100000]} answers 400 with "param": null ' +
-            '("input holds token id 100000, outside the vocabulary (0..511)"), as does ' +
-            '[[1,403],[-5]]; the request parser names input, the engine\'s check does not',
-    }, async () => {
+    // Found by this suite: the engine's input checks named no field, and no tier header.
+    test('embeddings: a token id outside the vocabulary is a BadRequestError naming input', async () => {
       await assertBadRequest({ model: 'tandem', input: [1, 100_000] }, 'input');
       await assertBadRequest({ model: 'tandem', input: [[1, 403], [-5]] }, 'input');
     });
 
-    test('embeddings: the answer names its tier in X-Tandem-Tier', {
-      skip: 'gateway gap: POST /v1/embeddings answers 200 without the X-Tandem-Tier header ' +
-            '(the body has tandem.tier "edge"); docs/GATEWAY.md says every response carries it',
-    }, async () => {
+    test('embeddings: the answer names its tier in X-Tandem-Tier', async () => {
       const { response } = await client().embeddings
         .create({ model: 'tandem', input: TEXTS[0] }).withResponse();
       assert.equal(response.headers.get('x-tandem-tier'), 'edge');
