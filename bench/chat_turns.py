@@ -20,19 +20,14 @@ Usage: bench/chat_turns.py [--model GGUF] [--turns 12] [--chats 3] [--max-tokens
 """
 
 import argparse
-import http.client
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TANDEM = os.path.join(ROOT, "build", "tandem")
-MODEL = os.path.join(ROOT, "models", "stories260K.gguf")
+from local_servers import MODEL, TANDEM, free_port, llama_server_binary, stream_chat, wait_ready
 
 OPENINGS = [
     "Once upon a time, there was a little girl named Lily who loved her red ball.",
@@ -53,34 +48,6 @@ FOLLOW_UPS = [
     "How did the day end?",
     "What did they learn?",
 ]
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def llama_server_binary():
-    prefix = subprocess.run([os.path.join(ROOT, "scripts", "build-llama.sh")], check=True,
-                            capture_output=True, text=True).stdout.strip().splitlines()[-1]
-    return os.path.join(prefix, "bin", "llama-server")
-
-
-def wait_ready(port, process, path):
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        if process.poll() is not None:
-            raise SystemExit(f"server on port {port} exited with {process.returncode}")
-        try:
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-            conn.request("GET", path)
-            if conn.getresponse().status == 200:
-                return
-        except OSError:
-            pass
-        time.sleep(0.2)
-    raise SystemExit(f"server on port {port} never became ready")
 
 
 def start_tandem(args, port, prompt_cache, workdir):
@@ -109,33 +76,10 @@ def start_llama_server(args, port):
 
 def stream_turn(port, model, messages, max_tokens):
     """Returns (ttft_ms, answer text, usage dict) for one streamed chat completion."""
-    body = json.dumps({"model": model, "messages": messages, "max_tokens": max_tokens,
-                       "temperature": 0, "stream": True,
-                       "stream_options": {"include_usage": True}}).encode()
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
-    started = time.perf_counter()
-    conn.request("POST", "/v1/chat/completions", body, {"Content-Type": "application/json"})
-    response = conn.getresponse()
-    if response.status != 200:
-        raise SystemExit(f"port {port}: HTTP {response.status}: {response.read()[:300]!r}")
-    ttft = None
-    text = []
-    usage = {}
-    for raw in response:
-        line = raw.decode().strip()
-        if not line.startswith("data: ") or line == "data: [DONE]":
-            continue
-        event = json.loads(line[6:])
-        if event.get("usage"):
-            usage = event["usage"]
-        for choice in event.get("choices") or []:
-            piece = (choice.get("delta") or {}).get("content")
-            if piece:
-                if ttft is None:
-                    ttft = (time.perf_counter() - started) * 1000.0
-                text.append(piece)
-    conn.close()
-    return ttft, "".join(text), usage
+    answer = stream_chat(port, {"model": model, "messages": messages, "max_tokens": max_tokens,
+                                "temperature": 0})
+    ttft = answer.first * 1000.0 if answer.first is not None else None
+    return ttft, answer.text, answer.usage
 
 
 def play(port, model, args, opening):

@@ -20,7 +20,6 @@ import argparse
 import http.client
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -28,9 +27,7 @@ import tempfile
 import threading
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TANDEM = os.path.join(ROOT, "build", "tandem")
-MODEL = os.path.join(ROOT, "models", "stories260K.gguf")
+from local_servers import MODEL, TANDEM, free_port, llama_server_binary, stream_chat, wait_ready
 
 SCHEMA = {"type": "object",
           "properties": {"title": {"type": "string", "maxLength": 40},
@@ -39,34 +36,6 @@ SCHEMA = {"type": "object",
 TEXTS = ["The cat sat on the mat.", "A dog ran in the park.", "Lily had a red ball.",
          "The sun was warm and bright.", "Tom found a shiny stone.", "The bird sang a song.",
          "Mom baked a big cake.", "The boat sailed on the lake."]
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def llama_server_binary():
-    out = subprocess.run([os.path.join(ROOT, "scripts", "build-llama.sh")], check=True,
-                         capture_output=True, text=True).stdout.strip().splitlines()[-1]
-    return os.path.join(out, "bin", "llama-server")
-
-
-def wait_ready(port, process):
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        if process.poll() is not None:
-            raise SystemExit(f"server on port {port} exited with {process.returncode}")
-        try:
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-            conn.request("GET", "/health")
-            if conn.getresponse().status == 200:
-                return
-        except OSError:
-            pass
-        time.sleep(0.2)
-    raise SystemExit(f"server on port {port} never became ready")
 
 
 class Server:
@@ -97,34 +66,8 @@ class Server:
 
     def stream(self, body):
         """(ttft_s, decode tokens/s, completion tokens, text) of a streamed chat completion."""
-        body = dict(body, model=self.model, stream=True, stream_options={"include_usage": True})
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=300)
-        started = time.perf_counter()
-        conn.request("POST", "/v1/chat/completions", json.dumps(body).encode(),
-                     {"Content-Type": "application/json"})
-        response = conn.getresponse()
-        if response.status != 200:
-            raise SystemExit(f"{self.name}: HTTP {response.status}: {response.read()[:300]!r}")
-        first = last = None
-        tokens = 0
-        text = []
-        for raw in response:
-            line = raw.decode().strip()
-            if not line.startswith("data: ") or line == "data: [DONE]":
-                continue
-            event = json.loads(line[6:])
-            if event.get("usage"):
-                tokens = event["usage"]["completion_tokens"]
-            for choice in event.get("choices") or []:
-                piece = (choice.get("delta") or {}).get("content")
-                if piece:
-                    now = time.perf_counter()
-                    first = first or now
-                    last = now
-                    text.append(piece)
-        conn.close()
-        rate = (tokens - 1) / (last - first) if first and last and last > first and tokens > 1 else None
-        return (first - started if first else None), rate, tokens, "".join(text)
+        answer = stream_chat(self.port, dict(body, model=self.model))
+        return answer.first, answer.decode_rate(), answer.completion_tokens, answer.text
 
 
 def tandem_server(args, workdir, parallel):
