@@ -2,10 +2,8 @@
 // upstreams, and serves the OpenAI-compatible API until SIGINT or SIGTERM.
 
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
-#include <sstream>
 
 #include <unistd.h>
 
@@ -14,6 +12,7 @@
 #include "engine/llama_backend.h"
 #include "net/asio.h"
 #include "routing/router.h"
+#include "server/edge_options.h"
 #include "server/http_server.h"
 
 namespace tandem::cli {
@@ -80,29 +79,12 @@ int serve(const ServeFlags& flags) {
   std::unique_ptr<engine::Engine> engine;
   std::string edge_problem = "disabled in the configuration (edge.enabled: false)";
   if (config.edge.enabled) {
-    engine::EngineOptions options;
-    options.model_path = config.edge.model;
-    options.threads = config.edge.threads;
-    options.context_per_sequence = config.edge.context;
-    options.max_sequences = config.edge.parallel;
-    options.prompt_cache = config.edge.prompt_cache;
-    options.embedding_pooling =
-        engine::pooling_from_name(config.edge.embeddings_pooling).value_or(engine::Pooling::kModel);
-    if (!config.edge.chat_template_file.empty()) {
-      std::ifstream in(config.edge.chat_template_file, std::ios::binary);
-      std::stringstream text;
-      if (in.is_open()) {
-        text << in.rdbuf();
-      }
-      if (text.str().empty()) {
-        std::cerr << "tandem serve: edge.chat_template_file '" << config.edge.chat_template_file
-                  << "' cannot be read or is empty\n";
-        return 1;
-      }
-      options.chat_template = text.str();
+    auto options = server::edge_engine_options(config.edge);
+    if (!options) {
+      std::cerr << "tandem serve: " << options.error().message << "\n";
+      return 1;
     }
-    options.max_queued_requests = config.edge.max_queue;
-    auto opened = engine::Engine::open(options);
+    auto opened = engine::Engine::open(options.value());
     if (opened) {
       engine = std::move(opened).value();
       // One token now, so the first client does not pay for llama.cpp's first-run set-up

@@ -177,6 +177,7 @@ struct Engine::State {
   int32_t vocab_size = 0;
   std::vector<llama_logit_bias> ban_end_of_generation;  // -inf on every end-of-generation token
   uint32_t context_per_sequence = 0;
+  int threads = 1;  // options.threads resolved (0: one per hardware thread)
 
   mutable std::mutex mutex;
   std::condition_variable wake;
@@ -211,6 +212,9 @@ struct Engine::State {
   Result<CommonSamplerPtr> constrained_sampler(const GenerationRequest& request) const;
   std::vector<llama_token> preserved_token_ids(const Constraint& constraint) const;
   std::optional<llama_token> single_token(const std::string& text) const;
+  Result<int> token_count(const std::string& text, bool add_special, bool parse_special) const;
+  Result<std::vector<llama_token>> tokenize(const std::string& text, bool add_special,
+                                            bool parse_special) const;
   void step(Batch& batch);
 };
 
@@ -562,9 +566,6 @@ void Engine::State::step(Batch& batch) {
 // prompt's prefill chunk would) and posts each answer to the callback thread.
 void Engine::State::run_embeddings(std::deque<EmbedJob> jobs) {
   if (!embedder) {
-    const int threads = options.threads > 0
-                            ? options.threads
-                            : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
     auto made = EmbeddingContext::create(model.get(), options.embedding_pooling, options.batch_size,
                                          threads);
     if (!made) {
@@ -731,6 +732,7 @@ Result<std::unique_ptr<Engine>> Engine::open(const EngineOptions& options) {
   const int threads = options.threads > 0
                           ? options.threads
                           : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  state->threads = threads;
   llama_context_params ctx_params = llama_context_default_params();
   ctx_params.n_ctx = ctx * options.max_sequences;
   ctx_params.n_seq_max = options.max_sequences;
@@ -786,17 +788,34 @@ uint32_t Engine::context_per_sequence() const {
   return state_->context_per_sequence;
 }
 
-Result<int> Engine::count_tokens(const std::string& text, bool add_special,
-                                 bool parse_special) const {
+Result<int> Engine::State::token_count(const std::string& text, bool add_special,
+                                       bool parse_special) const {
   if (text.size() > static_cast<size_t>(INT32_MAX / 2)) {
     return make_error(ErrorCode::kInvalidArgument, "text is too long to tokenize");
   }
-  const int32_t n = llama_tokenize(state_->vocab, text.data(), static_cast<int32_t>(text.size()),
-                                   nullptr, 0, add_special, parse_special);
+  const int32_t n = llama_tokenize(vocab, text.data(), static_cast<int32_t>(text.size()), nullptr,
+                                   0, add_special, parse_special);
   if (n == INT32_MIN) {
     return make_error(ErrorCode::kInvalidArgument, "text is too long to tokenize");
   }
   return n < 0 ? -n : n;
+}
+
+Result<std::vector<llama_token>> Engine::State::tokenize(const std::string& text, bool add_special,
+                                                         bool parse_special) const {
+  auto count = token_count(text, add_special, parse_special);
+  if (!count) {
+    return count.error();
+  }
+  std::vector<llama_token> tokens(static_cast<size_t>(count.value()));
+  llama_tokenize(vocab, text.data(), static_cast<int32_t>(text.size()), tokens.data(),
+                 count.value(), add_special, parse_special);
+  return tokens;
+}
+
+Result<int> Engine::count_tokens(const std::string& text, bool add_special,
+                                 bool parse_special) const {
+  return state_->token_count(text, add_special, parse_special);
 }
 
 Result<std::shared_ptr<RequestHandle>> Engine::submit(GenerationRequest request,
@@ -807,20 +826,18 @@ Result<std::shared_ptr<RequestHandle>> Engine::submit(GenerationRequest request,
   if (request.prompt.empty()) {
     return make_error(ErrorCode::kInvalidArgument, "prompt must not be empty");
   }
-  auto count = count_tokens(request.prompt, request.add_special, request.parse_special);
-  if (!count) {
-    return count.error();
+  auto tokenized = state_->tokenize(request.prompt, request.add_special, request.parse_special);
+  if (!tokenized) {
+    return tokenized.error();
   }
+  std::vector<llama_token> tokens = std::move(tokenized).value();
   const uint32_t limit = state_->context_per_sequence;
-  if (static_cast<uint32_t>(count.value()) >= limit) {
+  if (tokens.size() >= limit) {
     return make_error(ErrorCode::kContextOverflow,
-                      "the prompt is " + std::to_string(count.value()) +
+                      "the prompt is " + std::to_string(tokens.size()) +
                           " tokens but a sequence holds at most " + std::to_string(limit) +
                           " (prompt plus at least one generated token); shorten the prompt");
   }
-  std::vector<llama_token> tokens(static_cast<size_t>(count.value()));
-  llama_tokenize(state_->vocab, request.prompt.data(), static_cast<int32_t>(request.prompt.size()),
-                 tokens.data(), count.value(), request.add_special, request.parse_special);
   if (tokens.empty()) {
     return make_error(ErrorCode::kInvalidArgument, "the prompt tokenizes to nothing");
   }
@@ -853,14 +870,8 @@ Result<std::shared_ptr<RequestHandle>> Engine::submit(GenerationRequest request,
 }
 
 std::vector<int32_t> Engine::tokenize(const std::string& text) const {
-  auto count = count_tokens(text, true, false);
-  if (!count) {
-    return {};
-  }
-  std::vector<int32_t> tokens(static_cast<size_t>(count.value()));
-  llama_tokenize(state_->vocab, text.data(), static_cast<int32_t>(text.size()), tokens.data(),
-                 count.value(), true, false);
-  return tokens;
+  auto tokens = state_->tokenize(text, true, false);
+  return tokens ? std::move(tokens).value() : std::vector<int32_t>();
 }
 
 int Engine::embedding_dimensions() const {
@@ -877,7 +888,14 @@ Status Engine::embed(std::vector<EmbeddingInput> inputs,
   for (size_t i = 0; i < inputs.size(); ++i) {
     auto& input = inputs[i];
     const std::string which = inputs.size() == 1 ? "input" : "input[" + std::to_string(i) + "]";
-    std::vector<int32_t> tokens = input.is_tokens ? std::move(input.tokens) : tokenize(input.text);
+    std::vector<int32_t> tokens = std::move(input.tokens);
+    if (!input.is_tokens) {
+      auto tokenized = state_->tokenize(input.text, true, false);
+      if (!tokenized) {
+        return tokenized.error();
+      }
+      tokens = std::move(tokenized).value();
+    }
     if (tokens.empty()) {
       return make_error(ErrorCode::kInvalidArgument, which + " must not be empty");
     }

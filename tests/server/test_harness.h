@@ -22,6 +22,7 @@
 
 #include "../support/eventually.h"
 #include "net/asio.h"
+#include "server/edge_options.h"
 #include "server/http_server.h"
 
 namespace tandem::test {
@@ -281,12 +282,12 @@ class GatewayUnderTest {
     std::unique_ptr<engine::Engine> edge;
     std::string problem = "not loaded in this test";
     if (with_edge) {
-      engine::EngineOptions options;
-      options.model_path = config->edge.model.empty() ? TANDEM_TEST_MODEL : config->edge.model;
-      options.max_sequences = config->edge.parallel;
-      options.context_per_sequence = config->edge.context;
-      options.max_queued_requests = config->edge.max_queue;
-      auto opened = engine::Engine::open(options);
+      if (config->edge.model.empty()) {
+        config->edge.model = TANDEM_TEST_MODEL;
+      }
+      auto options = server::edge_engine_options(config->edge);
+      auto opened = options ? engine::Engine::open(options.value())
+                            : Result<std::unique_ptr<engine::Engine>>(options.error());
       if (opened) {
         edge = std::move(opened).value();
       } else {
