@@ -295,6 +295,7 @@ void parse_edge(Section s, EdgeConfig& out) {
   s.get<uint32_t>("context", out.context, 0, 1u << 24);
   s.get<uint32_t>("parallel", out.parallel, 1, 256);
   s.get("prompt_cache", out.prompt_cache);
+  s.get<uint32_t>("prompt_cache_mib", out.prompt_cache_mib, 0, 1u << 20);
   parse_embeddings(s.section("embeddings"), out);
   s.get<size_t>("max_queue", out.max_queue, 0, 1u << 20);
   s.get<uint32_t>("default_max_tokens", out.default_max_tokens, 1, 1u << 20);

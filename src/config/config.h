@@ -83,6 +83,7 @@ struct EdgeConfig {
   // /v1/embeddings: model (the GGUF's own, mean when it declares none), mean, last, cls.
   std::string embeddings_pooling = "model";
   size_t max_queue = 64;
+  uint32_t prompt_cache_mib = 256;  // host memory for prefixes pushed out of the slots; 0: none
   uint32_t default_max_tokens = 256;
 };
 

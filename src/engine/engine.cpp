@@ -14,8 +14,10 @@
 #include <llama-cpp.h>
 #include <llama.h>
 
+#include "engine/decode_retry.h"
 #include "engine/event_dispatcher.h"
 #include "engine/llama_backend.h"
+#include "engine/prompt_store.h"
 #include "engine/text_stream.h"
 #include "sampling.h"
 
@@ -146,11 +148,6 @@ llama_sampler_ptr make_sampler(const SamplingParams& p, int32_t vocab_size,
   return chain;
 }
 
-size_t common_prefix_length(const std::vector<llama_token>& a, const std::vector<llama_token>& b) {
-  const auto [end_a, end_b] = std::mismatch(a.begin(), a.end(), b.begin(), b.end());
-  return static_cast<size_t>(end_a - a.begin());
-}
-
 std::string token_piece(const llama_vocab* vocab, llama_token token, bool special = false) {
   char small[64];
   int32_t n = llama_token_to_piece(vocab, token, small, sizeof(small), 0, special);
@@ -188,11 +185,15 @@ struct Engine::State {
   uint64_t completed = 0;                // guarded by mutex
   uint64_t prompt_tokens_cached = 0;     // guarded by mutex
   uint64_t prompt_tokens_prefilled = 0;  // guarded by mutex
+  uint64_t prompt_tokens_restored = 0;   // guarded by mutex
+  size_t prompt_store_entries = 0;       // guarded by mutex (a copy of the store's)
+  size_t prompt_store_bytes = 0;         // guarded by mutex (a copy of the store's)
   std::atomic<uint64_t> next_id{1};
 
   // Inference thread only.
   std::vector<Slot> slots;
   std::unique_ptr<EmbeddingContext> embedder;  // made on the first embeddings request
+  std::unique_ptr<PromptStore> store;          // evicted prefixes; null when disabled
   TokenSignalCalculator signal_calculator;
 
   // Declared last: destroyed first, so callbacks drain before the model goes away.
@@ -201,9 +202,11 @@ struct Engine::State {
 
   void run();
   void run_embeddings(std::deque<EmbedJob> jobs);
-  void admit_locked();
+  std::vector<Slot*> admit_locked();
   Slot* pick_slot(const std::vector<llama_token>& prompt);
-  void start(Slot& slot, PendingRequest request);
+  void start(Slot& slot);
+  size_t restore_from_store(Slot& slot);
+  void save_to_store(Slot& slot);
   void forget_cache(Slot& slot);
   void finish(Slot& slot, FinishReason reason);
   void fail(Slot& slot, const Error& error);
@@ -216,6 +219,9 @@ struct Engine::State {
   Result<std::vector<llama_token>> tokenize(const std::string& text, bool add_special,
                                             bool parse_special) const;
   void step(Batch& batch);
+  int decode_pieces(Batch& batch, std::span<const DecodePart> parts, std::span<const size_t> starts,
+                    std::span<const DecodePiece> pieces);
+  void advance(Batch& batch);
 };
 
 void Engine::State::forget_cache(Slot& slot) {
@@ -275,8 +281,9 @@ void Engine::State::fail(Slot& slot, const Error& error) {
   release(slot);
 }
 
-// Moves queued requests into free slots; drops the ones cancelled while they waited.
-void Engine::State::admit_locked() {
+// Moves queued requests into free slots (the slots are prepared by start(), outside the
+// lock); drops the ones cancelled while they waited.
+std::vector<Slot*> Engine::State::admit_locked() {
   for (auto it = queue.begin(); it != queue.end();) {
     if (it->handle->cancelled()) {
       events->enqueue({it->callbacks,
@@ -286,14 +293,18 @@ void Engine::State::admit_locked() {
       ++it;
     }
   }
+  std::vector<Slot*> admitted;
   while (!queue.empty()) {
     Slot* slot = pick_slot(queue.front().prompt);
     if (slot == nullptr) {
-      return;
+      break;
     }
-    start(*slot, std::move(queue.front()));
+    slot->active = std::move(queue.front());
     queue.pop_front();
+    ++active_count;
+    admitted.push_back(slot);
   }
+  return admitted;
 }
 
 // The free slot whose cached tokens share the longest prefix with `prompt`. Without a useful
@@ -320,10 +331,59 @@ Slot* Engine::State::pick_slot(const std::vector<llama_token>& prompt) {
   return useful ? longest : oldest;
 }
 
-// Puts `request` in `slot`, keeping the cached prefix it shares with the prompt (called with
-// the mutex held: it counts tokens for stats()).
-void Engine::State::start(Slot& slot, PendingRequest request) {
-  const auto& prompt = request.prompt;
+// Copies the slot's KV cache into the store, so a conversation pushed out of its slot can
+// come back without a prefill. Only caches worth a prefill are kept.
+void Engine::State::save_to_store(Slot& slot) {
+  if (!store || slot.cached.size() < kMinUsefulPrefix) {
+    return;
+  }
+  llama_context* ctx = context.get();
+  const size_t size = llama_state_seq_get_size(ctx, slot.seq);
+  if (size == 0 || size + slot.cached.size() * sizeof(llama_token) > store->limit()) {
+    return;
+  }
+  PromptStore::Entry entry;
+  entry.state.resize(size);
+  if (llama_state_seq_get_data(ctx, entry.state.data(), size, slot.seq) != size) {
+    return;
+  }
+  entry.tokens = slot.cached;
+  store->put(std::move(entry));
+}
+
+// Gives the slot the stored prefix sharing the most with its prompt, when that beats what the
+// slot holds by enough to be worth a copy; the slot's own cache goes to the store first.
+// Returns the tokens restored (0 when none).
+size_t Engine::State::restore_from_store(Slot& slot) {
+  const auto& prompt = slot.active->prompt;
+  const size_t in_slot = common_prefix_length(slot.cached, prompt);
+  if (!store || store->longest_shared(prompt) < in_slot + kMinUsefulPrefix) {
+    if (in_slot * 2 < slot.cached.size()) {
+      save_to_store(slot);  // most of the slot's cache is about to be overwritten
+    }
+    return 0;
+  }
+  auto entry = store->take(prompt, in_slot + kMinUsefulPrefix);
+  if (!entry) {
+    return 0;
+  }
+  if (common_prefix_length(slot.cached, entry->tokens) < slot.cached.size()) {
+    save_to_store(slot);
+  }
+  llama_context* ctx = context.get();
+  if (llama_state_seq_set_data(ctx, entry->state.data(), entry->state.size(), slot.seq) == 0) {
+    forget_cache(slot);  // what llama.cpp left in the sequence is unknown
+    return 0;
+  }
+  slot.cached = std::move(entry->tokens);
+  return common_prefix_length(slot.cached, prompt);
+}
+
+// Prepares the slot admit_locked() gave a request: its cache (restored from the store, or
+// kept where it shares a prefix with the prompt) and a fresh sampler and counters.
+void Engine::State::start(Slot& slot) {
+  const size_t restored = options.prompt_cache ? restore_from_store(slot) : 0;
+  const auto& prompt = slot.active->prompt;
   // The last prompt token is always decoded again: sampling needs its logits.
   size_t reuse = std::min(common_prefix_length(slot.cached, prompt), prompt.size() - 1);
   if (!llama_memory_seq_rm(llama_get_memory(context.get()), slot.seq, static_cast<llama_pos>(reuse),
@@ -332,11 +392,15 @@ void Engine::State::start(Slot& slot, PendingRequest request) {
     reuse = 0;
   }
   slot.cached.resize(reuse);
-  prompt_tokens_cached += reuse;
-  prompt_tokens_prefilled += prompt.size() - reuse;
+  {
+    std::lock_guard lock(mutex);
+    prompt_tokens_cached += reuse;
+    prompt_tokens_prefilled += prompt.size() - reuse;
+    prompt_tokens_restored += std::min(restored, reuse);
+    prompt_store_entries = store ? store->entries() : 0;
+    prompt_store_bytes = store ? store->bytes() : 0;
+  }
 
-  slot.active = std::move(request);
-  ++active_count;
   slot.sampler = make_sampler(slot.active->request.sampling, vocab_size, ban_end_of_generation);
   slot.stream.emplace(slot.active->request.sampling.stop);
   slot.reused = reuse;
@@ -489,73 +553,110 @@ Result<CommonSamplerPtr> Engine::State::constrained_sampler(
   return make_error(ErrorCode::kInvalidArgument, "the grammar is invalid (llama.cpp refused it)");
 }
 
-// Builds one batch from every active slot (a token each for decoding slots, then prompt
-// chunks within the remaining budget), decodes it and samples where logits were requested.
+// Plans one step (a token each for decoding slots, then prompt chunks within the remaining
+// budget) and decodes it, retrying failed llama_decode calls with smaller batches so that a
+// failure ends only the request that causes it (engine/decode_retry.h).
 void Engine::State::step(Batch& batch) {
-  batch.clear();
-  for (auto& slot : slots) {
+  std::vector<DecodePart> parts;
+  std::vector<size_t> starts;  // per part: the prompt index its tokens start at
+  for (size_t i = 0; i < slots.size(); ++i) {
+    Slot& slot = slots[i];
     slot.logits_index = -1;
-    if (!slot.active || slot.prefilling() || slot.next_input == LLAMA_TOKEN_NULL) {
-      continue;
+    if (slot.active && !slot.prefilling() && slot.next_input != LLAMA_TOKEN_NULL) {
+      parts.push_back(DecodePart{i, 1});
+      starts.push_back(0);
     }
-    slot.logits_index = batch.add(slot.next_input, slot.position, slot.seq, true);
   }
-  int32_t budget = static_cast<int32_t>(options.batch_size) - batch.size();
-  std::vector<Slot*> prefilled;  // slots with prompt tokens in this batch
-  for (auto& slot : slots) {
-    if (budget <= 0) {
-      break;
-    }
+  size_t budget = options.batch_size - parts.size();
+  for (size_t i = 0; i < slots.size() && budget > 0; ++i) {
+    Slot& slot = slots[i];
     if (!slot.prefilling()) {
       continue;
     }
+    const size_t take = std::min(slot.active->prompt.size() - slot.prompt_done, budget);
+    parts.push_back(DecodePart{i, take});
+    starts.push_back(slot.prompt_done);
+    budget -= take;
+  }
+
+  DecodeCalls calls;
+  calls.decode = [&](std::span<const DecodePiece> pieces) {
+    return decode_pieces(batch, parts, starts, pieces);
+  };
+  calls.decoded = [&](std::span<const DecodePiece>) { advance(batch); };
+  calls.failed = [&](size_t owner, int code) {
+    Slot& slot = slots[owner];
+    forget_cache(slot);
+    fail(slot, make_error(ErrorCode::kInternal,
+                          "llama_decode failed with code " + std::to_string(code) +
+                              (code == 1 ? " (no room in the KV cache)" : "") +
+                              " on this request's tokens, also in a batch of its own"));
+  };
+  decode_with_retry(parts, options.batch_size, calls);
+}
+
+// One llama_decode call over `pieces`. On failure the KV cache is put back as it was: llama.cpp
+// removes the failed micro-batch's cells, and this removes what earlier ones added.
+int Engine::State::decode_pieces(Batch& batch, std::span<const DecodePart> parts,
+                                 std::span<const size_t> starts,
+                                 std::span<const DecodePiece> pieces) {
+  batch.clear();
+  bool prefill = false;
+  for (const auto& piece : pieces) {
+    Slot& slot = slots[parts[piece.part].owner];
+    slot.logits_index = -1;
+    if (!slot.prefilling()) {
+      slot.logits_index = batch.add(slot.next_input, slot.position, slot.seq, true);
+      continue;
+    }
+    prefill = true;
     const auto& prompt = slot.active->prompt;
-    const size_t take = std::min(prompt.size() - slot.prompt_done, static_cast<size_t>(budget));
-    for (size_t i = 0; i < take; ++i) {
-      const size_t index = slot.prompt_done + i;
+    for (size_t i = 0; i < piece.count; ++i) {
+      const size_t index = starts[piece.part] + piece.offset + i;
       const bool last = index + 1 == prompt.size();
       const int32_t at = batch.add(prompt[index], static_cast<llama_pos>(index), slot.seq, last);
       if (last) {
         slot.logits_index = at;
       }
     }
-    budget -= static_cast<int32_t>(take);
-    prefilled.push_back(&slot);
   }
-  if (batch.size() == 0) {
-    return;
-  }
-
   const auto decode_start = Clock::now();
   const int32_t rc = llama_decode(context.get(), batch.get());
-  const double decode_ms = ms_between(decode_start, Clock::now());
-  for (Slot* slot : prefilled) {
-    slot->prefill_ms += decode_ms;
-  }
-  if (rc != 0) {
-    const Error error =
-        make_error(ErrorCode::kInternal, "llama_decode failed with code " + std::to_string(rc) +
-                                             (rc == 1 ? " (no room in the KV cache)" : ""));
-    for (auto& slot : slots) {
-      if (slot.active) {
-        forget_cache(slot);  // what the failed call left in the KV cache is unknown
-        fail(slot, error);
+  if (prefill) {
+    const double decode_ms = ms_between(decode_start, Clock::now());
+    for (const auto& piece : pieces) {
+      Slot& slot = slots[parts[piece.part].owner];
+      if (slot.prefilling()) {
+        slot.prefill_ms += decode_ms;
       }
     }
-    return;
   }
+  if (rc != 0) {
+    for (const auto& piece : pieces) {
+      Slot& slot = slots[parts[piece.part].owner];
+      llama_memory_seq_rm(llama_get_memory(context.get()), slot.seq,
+                          static_cast<llama_pos>(slot.cached.size()), -1);
+      slot.logits_index = -1;
+    }
+  }
+  return rc;
+}
 
-  // Advance every slot by what the batch held for it, then sample.
-  for (int32_t i = 0; i < batch.size(); ++i) {
-    Slot& slot = slots[static_cast<size_t>(batch.get().seq_id[i][0])];
-    slot.cached.push_back(batch.get().token[i]);
-    slot.position = batch.get().pos[i] + 1;
+// After a successful call: every slot advances by what the batch held for it, then the slots
+// whose logits it computed sample their next token.
+void Engine::State::advance(Batch& batch) {
+  const llama_batch& b = batch.get();
+  for (int32_t i = 0; i < b.n_tokens; ++i) {
+    Slot& slot = slots[static_cast<size_t>(b.seq_id[i][0])];
+    slot.cached.push_back(b.token[i]);
+    slot.position = b.pos[i] + 1;
     if (slot.prefilling()) {
       ++slot.prompt_done;
     }
   }
-  for (auto& slot : slots) {
-    if (slot.active && slot.logits_index >= 0) {
+  for (int32_t i = 0; i < b.n_tokens; ++i) {
+    Slot& slot = slots[static_cast<size_t>(b.seq_id[i][0])];
+    if (slot.active && slot.logits_index == i) {
       slot.next_input = LLAMA_TOKEN_NULL;
       sample(slot);
     }
@@ -596,6 +697,7 @@ void Engine::State::run_embeddings(std::deque<EmbedJob> jobs) {
 void Engine::State::run() {
   Batch batch(static_cast<int32_t>(options.batch_size));
   std::deque<EmbedJob> jobs;
+  std::vector<Slot*> admitted;
   auto last_flush = Clock::now();
   while (true) {
     {
@@ -611,8 +713,11 @@ void Engine::State::run() {
       if (stopping) {
         break;
       }
-      admit_locked();
+      admitted = admit_locked();
       jobs.swap(embed_jobs);
+    }
+    for (Slot* slot : admitted) {
+      start(*slot);
     }
     if (!jobs.empty()) {
       run_embeddings(std::move(jobs));
@@ -750,6 +855,9 @@ Result<std::unique_ptr<Engine>> Engine::open(const EngineOptions& options) {
   }
   state->context_per_sequence = llama_n_ctx_seq(state->context.get());
 
+  if (options.prompt_cache && options.prompt_cache_bytes > 0) {
+    state->store = std::make_unique<PromptStore>(options.prompt_cache_bytes);
+  }
   state->slots.resize(options.max_sequences);
   for (uint32_t i = 0; i < options.max_sequences; ++i) {
     state->slots[i].seq = static_cast<llama_seq_id>(i);
@@ -929,8 +1037,14 @@ Status Engine::embed(std::vector<EmbeddingInput> inputs,
 
 EngineStats Engine::stats() const {
   std::lock_guard lock(state_->mutex);
-  return EngineStats{state_->queue.size(), state_->active_count, state_->completed,
-                     state_->prompt_tokens_cached, state_->prompt_tokens_prefilled};
+  return EngineStats{state_->queue.size(),
+                     state_->active_count,
+                     state_->completed,
+                     state_->prompt_tokens_cached,
+                     state_->prompt_tokens_prefilled,
+                     state_->prompt_tokens_restored,
+                     state_->prompt_store_entries,
+                     state_->prompt_store_bytes};
 }
 
 }  // namespace tandem::engine

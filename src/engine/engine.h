@@ -35,6 +35,9 @@ struct EngineOptions {
   // chat's next turn, clients sharing a system prompt, a cascade's hand-off). Off: every
   // request prefills its whole prompt (the comparison in benchmarks).
   bool prompt_cache = true;
+  // Host memory for prefixes pushed out of the slots (engine/prompt_store.h): a conversation
+  // whose slot went to another restores its KV from here instead of prefilling. 0: none.
+  size_t prompt_cache_bytes = size_t{256} << 20;
   // A Jinja chat template's source replacing the model's own (edge.chat_template_file).
   std::optional<std::string> chat_template;
   Pooling embedding_pooling = Pooling::kModel;  // /v1/embeddings (edge.embeddings.pooling)
@@ -84,6 +87,9 @@ struct EngineStats {
   uint64_t completed = 0;
   uint64_t prompt_tokens_cached = 0;     // prompt tokens found in a slot's KV cache
   uint64_t prompt_tokens_prefilled = 0;  // prompt tokens decoded
+  uint64_t prompt_tokens_restored = 0;   // of the cached: restored from the host prompt store
+  size_t prompt_store_entries = 0;       // prefixes held in host memory
+  size_t prompt_store_bytes = 0;         // their size (at most prompt_cache_bytes)
 };
 
 class Engine {

@@ -13,6 +13,7 @@ Result<engine::EngineOptions> edge_engine_options(const config::EdgeConfig& edge
   options.max_sequences = edge.parallel;
   options.max_queued_requests = edge.max_queue;
   options.prompt_cache = edge.prompt_cache;
+  options.prompt_cache_bytes = size_t{edge.prompt_cache_mib} << 20;
   // The configuration has checked the name.
   options.embedding_pooling =
       engine::pooling_from_name(edge.embeddings_pooling).value_or(engine::Pooling::kModel);

@@ -162,7 +162,10 @@ json status_json(Gateway& gateway, bool ready) {
             {"active", s.active},
             {"completed", s.completed},
             {"prompt_tokens_cached", s.prompt_tokens_cached},
-            {"prompt_tokens_prefilled", s.prompt_tokens_prefilled}};
+            {"prompt_tokens_prefilled", s.prompt_tokens_prefilled},
+            {"prompt_tokens_restored", s.prompt_tokens_restored},
+            {"prompt_store_entries", s.prompt_store_entries},
+            {"prompt_store_bytes", s.prompt_store_bytes}};
   }
   return {{"gateway",
            {{"version", kTandemVersion},
@@ -212,6 +215,20 @@ void register_scrape_metrics(Gateway& gateway) {
         const auto s = g->engine()->stats();
         return Samples{{{{"source", "cached"}}, static_cast<double>(s.prompt_tokens_cached)},
                        {{{"source", "prefilled"}}, static_cast<double>(s.prompt_tokens_prefilled)}};
+      });
+  registry.counter_function(
+      "tandem_edge_prompt_tokens_restored_total",
+      "Of the cached edge prompt tokens, those restored from host memory (edge.prompt_cache_mib)",
+      [g] {
+        return Samples{
+            {{},
+             g->engine() ? static_cast<double>(g->engine()->stats().prompt_tokens_restored) : 0.0}};
+      });
+  registry.gauge_function(
+      "tandem_edge_prompt_store_bytes",
+      "Host memory held by prompt prefixes pushed out of the edge's slots", [g] {
+        return Samples{
+            {{}, g->engine() ? static_cast<double>(g->engine()->stats().prompt_store_bytes) : 0.0}};
       });
   registry.gauge_function(
       "tandem_upstream_circuit_state",

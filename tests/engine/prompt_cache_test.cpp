@@ -14,13 +14,15 @@
 namespace tandem::engine {
 namespace {
 
-std::unique_ptr<Engine> open_engine(bool prompt_cache, uint32_t sequences) {
+std::unique_ptr<Engine> open_engine(bool prompt_cache, uint32_t sequences,
+                                    size_t store_bytes = size_t{64} << 20) {
   EngineOptions options;
   options.model_path = test::model_path();
   options.max_sequences = sequences;
   options.context_per_sequence = 512;
   options.threads = 1;
   options.prompt_cache = prompt_cache;
+  options.prompt_cache_bytes = store_bytes;
   auto opened = Engine::open(options);
   EXPECT_TRUE(opened.ok()) << opened.error().message;
   return opened.ok() ? std::move(opened).value() : nullptr;
@@ -115,6 +117,62 @@ TEST(PromptCacheTest, ClientsSharingASystemPromptReuseIt) {
   const auto other = run(*engine, system + "Tell me about a fish.");
   EXPECT_GE(other.cached_prompt_tokens, tokens_of(*engine, system) - 2);
   EXPECT_LT(other.cached_prompt_tokens, other.prompt_tokens);
+}
+
+// A story start of about 60 tokens, different for each `n`.
+std::string story(int n) {
+  static const char* names[] = {"Tim", "Sue", "Max", "Mia", "Sam", "Lily", "Ben", "Zoe", "Tom"};
+  const std::string name = names[n % 9];
+  return "Once upon a time, " + name + " lived in a small house near the woods with " +
+         std::to_string(n + 2) + " cats. Every morning " + name +
+         " walked to the river to look at the fish and sing a happy song to the birds. ";
+}
+
+TEST(PromptCacheTest, AConversationPushedOutOfItsSlotComesBackFromHostMemory) {
+  auto engine = open_engine(true, 1);
+  ASSERT_NE(engine, nullptr);
+  const std::string first = story(0);
+  const auto turn1 = run(*engine, first);
+  run(*engine, story(1));  // takes the only slot: the first conversation goes to host memory
+  EXPECT_EQ(engine->stats().prompt_store_entries, 1U);
+
+  const std::string second = first + turn1.text + " Then it rained.";
+  const auto turn2 = run(*engine, second, 24);
+  EXPECT_GE(turn2.cached_prompt_tokens, tokens_of(*engine, first) - 1);
+  const auto stats = engine->stats();
+  EXPECT_GE(stats.prompt_tokens_restored, static_cast<uint64_t>(tokens_of(*engine, first) - 1));
+  EXPECT_EQ(stats.prompt_store_entries, 1U);  // the second story went there in its turn
+
+  auto uncached = open_engine(false, 1);
+  ASSERT_NE(uncached, nullptr);
+  EXPECT_EQ(run(*uncached, second, 24).text, turn2.text);  // restored KV, same greedy answer
+}
+
+TEST(PromptCacheTest, HostMemoryForPrefixesStaysWithinItsLimit) {
+  const size_t limit = size_t{160} << 10;
+  auto engine = open_engine(true, 1, limit);
+  ASSERT_NE(engine, nullptr);
+  for (int n = 0; n < 9; ++n) {
+    run(*engine, story(n), 4);
+    EXPECT_LE(engine->stats().prompt_store_bytes, limit);
+  }
+  const auto stats = engine->stats();
+  EXPECT_GE(stats.prompt_store_entries, 1U);
+  EXPECT_LT(stats.prompt_store_entries, 8U);  // the oldest stories were dropped
+  // The most recently evicted story comes back; the first one is gone for good.
+  EXPECT_GE(run(*engine, story(7) + "The end.", 4).cached_prompt_tokens,
+            tokens_of(*engine, story(7)) - 1);
+  EXPECT_LT(run(*engine, story(0) + "The end.", 4).cached_prompt_tokens, 8);
+}
+
+TEST(PromptCacheTest, NoHostMemoryForPrefixesWhenItsLimitIsZero) {
+  auto engine = open_engine(true, 1, 0);
+  ASSERT_NE(engine, nullptr);
+  run(*engine, story(0));
+  run(*engine, story(1));
+  EXPECT_LT(run(*engine, story(0) + "The end.").cached_prompt_tokens, 8);
+  EXPECT_EQ(engine->stats().prompt_store_entries, 0U);
+  EXPECT_EQ(engine->stats().prompt_tokens_restored, 0U);
 }
 
 }  // namespace
