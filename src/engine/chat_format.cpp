@@ -1,8 +1,10 @@
 #include "engine/chat_format.h"
 
+#include <cctype>
 #include <exception>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <string_view>
 #include <utility>
 
 #include <llama.h>
@@ -113,32 +115,35 @@ MessageDelta tool_delta(size_t index, ToolCall call) {
 using nlohmann::json;
 
 // The schema of a generic answer: calls to the tools (each with its own parameters schema),
-// or, unless a call is required, a plain response.
-json generic_schema(const ChatRequest& request) {
-  json calls = json::array();
+// or, unless a call is required, a plain response. Ordered: the grammar then has the model
+// write a call's name before its arguments (so the call can stream) and the arguments'
+// properties in the order the tool declares them.
+nlohmann::ordered_json generic_schema(const ChatRequest& request) {
+  using ordered = nlohmann::ordered_json;
+  ordered calls = ordered::array();
   for (const auto& tool : request.tools) {
-    json parameters = tool.parameters.empty() ? json{{"type", "object"}}
-                                              : json::parse(tool.parameters, nullptr, false);
+    ordered parameters = tool.parameters.empty() ? ordered{{"type", "object"}}
+                                                 : ordered::parse(tool.parameters, nullptr, false);
     calls.push_back({{"type", "object"},
                      {"properties", {{"name", {{"const", tool.name}}}, {"arguments", parameters}}},
                      {"required", {"name", "arguments"}},
                      {"additionalProperties", false}});
   }
-  json list = {{"type", "array"}, {"items", {{"anyOf", calls}}}, {"minItems", 1}};
+  ordered list = {{"type", "array"}, {"items", {{"anyOf", calls}}}, {"minItems", 1}};
   if (!request.parallel_tool_calls) {
     list["maxItems"] = 1;
   }
-  json call_answer = {{"type", "object"},
-                      {"properties", {{"tool_calls", list}}},
-                      {"required", {"tool_calls"}},
-                      {"additionalProperties", false}};
+  ordered call_answer = {{"type", "object"},
+                         {"properties", {{"tool_calls", list}}},
+                         {"required", {"tool_calls"}},
+                         {"additionalProperties", false}};
   if (request.tool_choice == ToolChoice::kRequired) {
     return call_answer;
   }
-  json response = {{"type", "object"},
-                   {"properties", {{"response", {{"type", "string"}}}}},
-                   {"required", {"response"}},
-                   {"additionalProperties", false}};
+  ordered response = {{"type", "object"},
+                      {"properties", {{"response", {{"type", "string"}}}}},
+                      {"required", {"response"}},
+                      {"additionalProperties", false}};
   return {{"anyOf", {call_answer, response}}};
 }
 
@@ -181,50 +186,163 @@ std::vector<ChatMessage> generic_messages(const ChatRequest& request) {
   return out;
 }
 
-// The text of a `"response": "...` string cut off before its closing quote (an answer that ran
-// into max_tokens): what was written, decoded; "" when there is none.
-std::string cut_off_response(const std::string& text) {
-  const size_t key = text.find("\"response\"");
-  const size_t open = key == std::string::npos ? key : text.find('"', text.find(':', key));
-  if (open == std::string::npos) {
-    return {};
+// The decoded text of the JSON string `quoted` (from its opening quote), or of as much of it
+// as was written when it is cut off: a half-written escape is left out until it is whole.
+std::string string_prefix(std::string quoted) {
+  if (!quoted.empty() && quoted.back() == '"' && quoted.size() > 1) {
+    const json whole = json::parse(quoted, nullptr, false);
+    if (whole.is_string()) {
+      return whole.get<std::string>();
+    }
   }
-  // Drop a half-written escape, then close the string and let the JSON parser decode it.
-  std::string value = text.substr(open);
-  for (size_t tries = 0; tries < 6 && !value.empty(); ++tries) {
-    const json decoded = json::parse(value + "\"", nullptr, false);
+  for (size_t tries = 0; tries < 6 && !quoted.empty(); ++tries) {
+    const json decoded = json::parse(quoted + "\"", nullptr, false);
     if (decoded.is_string()) {
       return decoded.get<std::string>();
     }
-    value.pop_back();
+    quoted.pop_back();
   }
   return {};
 }
 
-// A generic answer read back: its calls (arguments as compact JSON) or its response. One cut
-// off by max_tokens keeps the response text it had; a cut-off call is dropped: the envelope
-// is never shown as the answer's text.
-common_chat_msg parse_generic(const std::string& text) {
-  common_chat_msg msg;
-  msg.role = "assistant";
-  const json answer = json::parse(text, nullptr, false);
-  if (!answer.is_object()) {
-    msg.content = cut_off_response(text);
+// Reads a generic answer as far as it is written, for streaming: the response's text so far,
+// or each call's name once complete and its arguments' raw JSON text so far. Both only grow
+// as more text comes, so what was sent never has to be taken back. A cut-off envelope is
+// never shown as text.
+class GenericReader {
+ public:
+  explicit GenericReader(const std::string& text) : s_(text) {}
+
+  common_chat_msg read() {
+    common_chat_msg msg;
+    msg.role = "assistant";
+    std::string key;
+    if (!open('{') || !read_key(&key)) {
+      return msg;
+    }
+    if (key == "response") {
+      skip_space();
+      if (at() == '"') {
+        const size_t from = i_;
+        skip_string();
+        msg.content = string_prefix(s_.substr(from, i_ - from));
+      }
+    } else if (key == "tool_calls" && open('[')) {
+      read_calls(msg);
+    }
     return msg;
   }
-  if (const auto calls = answer.find("tool_calls"); calls != answer.end() && calls->is_array()) {
-    for (const auto& call : *calls) {
-      if (call.is_object() && call.contains("name") && call["name"].is_string()) {
-        const json arguments = call.contains("arguments") ? call["arguments"] : json::object();
-        msg.tool_calls.push_back({call["name"].get<std::string>(), arguments.dump(), ""});
+
+ private:
+  char at() const { return i_ < s_.size() ? s_[i_] : '\0'; }
+  void skip_space() {
+    while (i_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[i_]))) {
+      ++i_;
+    }
+  }
+  bool open(char c) {
+    skip_space();
+    if (at() != c) {
+      return false;
+    }
+    ++i_;
+    return true;
+  }
+  // A string from its opening quote; true when its closing quote was read.
+  bool skip_string() {
+    for (++i_; i_ < s_.size(); ++i_) {
+      if (s_[i_] == '\\') {
+        ++i_;
+      } else if (s_[i_] == '"') {
+        ++i_;
+        return true;
       }
     }
-  } else if (const auto response = answer.find("response");
-             response != answer.end() && response->is_string()) {
-    msg.content = response->get<std::string>();
+    i_ = s_.size();
+    return false;
   }
-  return msg;
-}
+  // A whole JSON value; true when it ended.
+  bool skip_value() {
+    skip_space();
+    if (at() == '"') {
+      return skip_string();
+    }
+    if (at() == '{' || at() == '[') {
+      int depth = 0;
+      while (i_ < s_.size()) {
+        const char c = s_[i_];
+        if (c == '"') {
+          if (!skip_string()) {
+            return false;
+          }
+          continue;
+        }
+        ++i_;
+        depth += (c == '{' || c == '[') ? 1 : (c == '}' || c == ']') ? -1 : 0;
+        if (depth == 0) {
+          return true;
+        }
+      }
+      return false;
+    }
+    while (i_ < s_.size() && std::string_view(",}] \t\r\n").find(s_[i_]) == std::string::npos) {
+      ++i_;
+    }
+    return i_ < s_.size();
+  }
+  // `"key" :`; false unless all of it was written.
+  bool read_key(std::string* key) {
+    skip_space();
+    if (at() != '"') {
+      return false;
+    }
+    const size_t from = i_;
+    if (!skip_string()) {
+      return false;
+    }
+    const json decoded = json::parse(s_.substr(from, i_ - from), nullptr, false);
+    if (!decoded.is_string()) {
+      return false;
+    }
+    *key = decoded.get<std::string>();
+    return open(':');
+  }
+  void read_calls(common_chat_msg& msg) {
+    while (open('{')) {
+      common_chat_tool_call call;
+      const bool whole = read_call(call);
+      msg.tool_calls.push_back(std::move(call));
+      if (!whole || !open(',')) {
+        return;
+      }
+    }
+  }
+  // One call's fields; false when the text ends inside it.
+  bool read_call(common_chat_tool_call& call) {
+    std::string key;
+    while (read_key(&key)) {
+      skip_space();
+      const size_t from = i_;
+      const bool ended = skip_value();
+      if (key == "name" && ended) {
+        const json name = json::parse(s_.substr(from, i_ - from), nullptr, false);
+        call.name = name.is_string() ? name.get<std::string>() : "";
+      } else if (key == "arguments") {
+        call.arguments = s_.substr(from, i_ - from);
+      }
+      if (!ended) {
+        return false;
+      }
+      if (!open(',')) {
+        return open('}');
+      }
+    }
+    return false;
+  }
+
+  const std::string& s_;
+  size_t i_ = 0;
+};
 
 }  // namespace
 
@@ -300,7 +418,7 @@ std::vector<MessageDelta> ChatOutput::push(const std::string& text) {
   }
   state_->text += text;
   if (state_->format->generic) {
-    return {};  // one JSON object: read whole at the end
+    return state_->advance(GenericReader(state_->text).read(), false);
   }
   try {
     const auto parsed = common_chat_parse(state_->text, true, state_->format->params);
@@ -316,7 +434,7 @@ std::vector<MessageDelta> ChatOutput::finish() {
   }
   common_chat_msg parsed;
   if (state_->format->generic) {
-    return state_->advance(parse_generic(state_->text), true);
+    return state_->advance(GenericReader(state_->text).read(), true);
   }
   try {
     parsed = common_chat_parse(state_->text, false, state_->format->params);

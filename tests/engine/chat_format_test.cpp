@@ -166,6 +166,59 @@ TEST(ChatFormatTest, ACutOffGenericAnswerKeepsOnlyItsResponseText) {
   EXPECT_EQ(read(R"({"response": "Done."})").first, "Done.");
 }
 
+// The generic format streams too: the response's text and a call's arguments come out as the
+// model writes them, a call once its name is whole, and the pieces add up to the answer.
+TEST(ChatFormatTest, AGenericAnswerStreamsAsItIsWritten) {
+  auto engine = open_model(test::model_path());
+  ASSERT_NE(engine, nullptr);
+  auto chat = engine->format_chat(weather_request());
+  ASSERT_TRUE(chat.ok()) << chat.error().message;
+  struct Streamed {
+    std::string content;
+    std::vector<ToolCall> calls;
+    size_t deltas_before_finish = 0;
+    size_t argument_deltas = 0;
+  };
+  const auto stream = [&](const std::string& text) {
+    ChatOutput output(chat->output);
+    Streamed got;
+    auto collect = [&](const std::vector<MessageDelta>& deltas) {
+      for (const auto& delta : deltas) {
+        got.content += delta.content;
+        if (delta.tool_index && *delta.tool_index == got.calls.size()) {
+          EXPECT_FALSE(delta.tool_call.name.empty());
+          got.calls.push_back(delta.tool_call);
+        } else if (delta.tool_index) {
+          got.calls.at(*delta.tool_index).arguments += delta.tool_call.arguments;
+          ++got.argument_deltas;
+        }
+      }
+    };
+    for (size_t i = 0; i < text.size(); i += 3) {
+      const auto deltas = output.push(text.substr(i, 3));
+      got.deltas_before_finish += deltas.size();
+      collect(deltas);
+    }
+    collect(output.finish());
+    return got;
+  };
+  const auto said = stream(R"({"response": "It is sunny \"today\" in Paris."})");
+  EXPECT_EQ(said.content, "It is sunny \"today\" in Paris.");
+  EXPECT_GT(said.deltas_before_finish, 5U);
+  EXPECT_TRUE(said.calls.empty());
+
+  const auto called = stream(
+      R"({"tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}},)"
+      R"( {"name": "get_weather", "arguments": {"city": "Lyon"}}]})");
+  EXPECT_EQ(called.content, "");
+  ASSERT_EQ(called.calls.size(), 2U);
+  EXPECT_EQ(called.calls[0].name, "get_weather");
+  EXPECT_EQ(json::parse(called.calls[0].arguments), json({{"city", "Paris"}, {"days", 3}}));
+  EXPECT_EQ(json::parse(called.calls[1].arguments), json({{"city", "Lyon"}}));
+  EXPECT_GT(called.argument_deltas, 5U);  // the arguments came in pieces, not at the end
+  EXPECT_NE(called.calls[0].id, called.calls[1].id);
+}
+
 // Qwen 3's own format, read back by llama.cpp's parser for that template: streamed in small
 // pieces, the deltas add up to the call (random weights cannot be relied on to write one).
 TEST(ChatFormatTest, TheTemplatesParserReadsToolCallsAsTheyStream) {
