@@ -32,6 +32,12 @@ constexpr const char* kUpsertSql =
     "WHERE excluded.decided_at_ms >= consistency_routes.decided_at_ms";
 constexpr const char* kForgetSql = "DELETE FROM consistency_routes WHERE client = ?1";
 constexpr const char* kPruneSql = "DELETE FROM consistency_routes WHERE expires_at_ms <= ?1";
+// Beyond ?1 routes, those expiring first (the expired ones among them), ties cut by the key;
+// the expiry index holds the key too.
+constexpr const char* kCapSql =
+    "DELETE FROM consistency_routes WHERE (expires_at_ms, client, cluster_key) <= "
+    "(SELECT expires_at_ms, client, cluster_key FROM consistency_routes "
+    "ORDER BY expires_at_ms DESC, client DESC, cluster_key DESC LIMIT 1 OFFSET ?1)";
 
 }  // namespace
 
@@ -106,8 +112,8 @@ int64_t route_expiry(int64_t now_ms, int64_t ttl_ms) {
 
 // ---- SqliteConsistencyMemory ----
 
-SqliteConsistencyMemory::SqliteConsistencyMemory(std::shared_ptr<Database> db)
-    : db_(std::move(db)) {
+SqliteConsistencyMemory::SqliteConsistencyMemory(std::shared_ptr<Database> db, uint64_t max_routes)
+    : db_(std::move(db)), max_routes_(std::max<uint64_t>(max_routes, 1)) {
   // One statement per key count keeps the lookup a single indexed query; the text holds only
   // placeholders, never values.
   lookup_sql_.reserve(kMaxClusterKeys);
@@ -194,31 +200,44 @@ Status SqliteConsistencyMemory::remember(const std::string& client,
   // Saturates instead of overflowing for a huge ttl ("remember for ever").
   const int64_t expires_at_ms = internal::route_expiry(now_ms, ttl_ms);
 
-  Connection connection = db_->acquire();
-  // One transaction: all keys or none, and one commit instead of one per key.
-  auto transaction = Transaction::begin(connection);
-  if (!transaction) {
-    return transaction.error();
-  }
-  {
-    auto stmt = connection.prepare(kUpsertSql);
-    if (!stmt) {
-      return stmt.error();
+  // One transaction: all keys or none, and one commit instead of one per key. The connection
+  // is released before trim() takes it again.
+  Status stored = [&]() -> Status {
+    Connection connection = db_->acquire();
+    auto transaction = Transaction::begin(connection);
+    if (!transaction) {
+      return transaction.error();
     }
-    for (uint64_t key : keys) {
-      stmt->reset();
-      stmt->bind(1, client);
-      stmt->bind(2, to_sql(key));
-      stmt->bind(3, tier);
-      stmt->bind(4, reason);
-      stmt->bind(5, now_ms);
-      stmt->bind(6, expires_at_ms);
-      if (Status status = stmt->run(); !status) {
-        return status;
+    {
+      auto stmt = connection.prepare(kUpsertSql);
+      if (!stmt) {
+        return stmt.error();
+      }
+      for (uint64_t key : keys) {
+        stmt->reset();
+        stmt->bind(1, client);
+        stmt->bind(2, to_sql(key));
+        stmt->bind(3, tier);
+        stmt->bind(4, reason);
+        stmt->bind(5, now_ms);
+        stmt->bind(6, expires_at_ms);
+        if (Status status = stmt->run(); !status) {
+          return status;
+        }
       }
     }
+    return transaction->commit();
+  }();
+  if (!stored) {
+    return stored;
   }
-  return transaction->commit();
+  if (remembered_.fetch_add(1) % kTrimEvery == kTrimEvery - 1) {
+    if (auto trimmed = trim(); !trimmed) {
+      return make_error(trimmed.error().code,
+                        "trimming the routing memory: " + trimmed.error().message);
+    }
+  }
+  return {};
 }
 
 Status SqliteConsistencyMemory::forget(const std::string& client) {
@@ -238,6 +257,20 @@ Result<size_t> SqliteConsistencyMemory::prune_expired(int64_t now_ms) {
     return stmt.error();
   }
   stmt->bind(1, now_ms);
+  if (Status status = stmt->run(); !status) {
+    return status.error();
+  }
+  return static_cast<size_t>(connection.changes());
+}
+
+Result<size_t> SqliteConsistencyMemory::trim() {
+  Connection connection = db_->acquire();
+  auto stmt = connection.prepare(kCapSql);
+  if (!stmt) {
+    return stmt.error();
+  }
+  stmt->bind(1, static_cast<int64_t>(
+                    std::min<uint64_t>(max_routes_, std::numeric_limits<int64_t>::max())));
   if (Status status = stmt->run(); !status) {
     return status.error();
   }

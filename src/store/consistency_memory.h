@@ -13,6 +13,7 @@
 // Thread-safety: every method of every implementation may be called from any thread. lookup()
 // runs on the request path: one indexed query (SQLite) or one script call (Redis).
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -68,10 +69,20 @@ class ConsistencyMemory {
   virtual Result<size_t> prune_expired(int64_t now_ms) = 0;
 };
 
-// Routes in SQLite, one row per (client, key). The Database serialises calls.
+// Routes kept by default (routing.consistency.max_routes).
+inline constexpr uint64_t kDefaultMaxRoutes = 100000;
+// remember() trims the routes after this many calls: so the table holds at most max_routes +
+// kTrimEvery * kMaxClusterKeys rows whatever the request rate.
+inline constexpr uint64_t kTrimEvery = 256;
+
+// Routes in SQLite, one row per (client, key). The Database serialises calls. Bounded whatever
+// the request rate: every kTrimEvery remember() calls, the routes beyond `max_routes` that
+// expire first are deleted (a lost route only means a query is routed afresh). Expired routes
+// within the bound go with the gateway's sweeper (store/expiry_sweeper.h).
 class SqliteConsistencyMemory final : public ConsistencyMemory {
  public:
-  explicit SqliteConsistencyMemory(std::shared_ptr<Database> db);
+  explicit SqliteConsistencyMemory(std::shared_ptr<Database> db,
+                                   uint64_t max_routes = kDefaultMaxRoutes);
 
   const char* backend() const override { return "sqlite"; }
   Result<std::optional<RememberedRoute>> lookup(const std::string& client,
@@ -82,9 +93,14 @@ class SqliteConsistencyMemory final : public ConsistencyMemory {
                   int64_t ttl_ms) override;
   Status forget(const std::string& client) override;
   Result<size_t> prune_expired(int64_t now_ms) override;
+  // Deletes the routes beyond max_routes, those expiring first; returns how many went.
+  // remember() runs it every kTrimEvery calls.
+  Result<size_t> trim();
 
  private:
   std::shared_ptr<Database> db_;
+  uint64_t max_routes_;
+  std::atomic<uint64_t> remembered_{0};  // remember() calls that stored something
   // lookup's SQL for 1..kMaxClusterKeys keys, built once: the IN list has one `?` per key.
   std::vector<std::string> lookup_sql_;
 };

@@ -296,6 +296,14 @@ void measure_lookups(ConsistencyMemory& memory, const char* label, int routes = 
   EXPECT_LT(miss_us, 5000.0);
 }
 
+std::string find_tier(ConsistencyMemory& memory, const std::vector<uint64_t>& keys) {
+  auto found = memory.lookup("c", keys, kMinute + 4 * int64_t{kTrimEvery});
+  if (!found) {
+    return "error: " + found.error().message;
+  }
+  return found->has_value() ? (*found)->tier : "miss";
+}
+
 TEST(ConsistencyMemoryLatency, LookupIsFastInMemory) {
   auto db = Database::open(":memory:");
   ASSERT_TRUE(db);
@@ -310,6 +318,43 @@ TEST(ConsistencyMemoryLatency, LookupIsFastOnAFile) {
   ASSERT_TRUE(db) << db.error().message;
   SqliteConsistencyMemory memory(*db);
   measure_lookups(memory, "file");
+}
+
+// Every request adds routes; the table must not grow with traffic: every kTrimEvery remembers,
+// the routes beyond max_routes that expire first go.
+TEST(ConsistencyMemoryBound, RoutesStayWithinMaxRoutesWhateverTheTraffic) {
+  auto db = Database::open(":memory:");
+  ASSERT_TRUE(db);
+  constexpr uint64_t kMaxRoutes = 50;
+  SqliteConsistencyMemory memory(*db, kMaxRoutes);
+  auto routes = [&] {
+    auto connection = (*db)->acquire();
+    auto count = connection.query_int64("SELECT count(*) FROM consistency_routes");
+    return count ? count.value() : -1;
+  };
+  // Two keys per request, later requests expiring later; one trim per kTrimEvery.
+  for (uint64_t round = 1; round <= 3; ++round) {
+    for (uint64_t i = 0; i < kTrimEvery; ++i) {
+      const uint64_t n = round * kTrimEvery + i;
+      ASSERT_TRUE(
+          memory.remember("c", {2 * n, 2 * n + 1}, "cloud", "r", kMinute + int64_t(n), kMinute));
+    }
+    EXPECT_EQ(routes(), int64_t{kMaxRoutes}) << "round " << round;
+  }
+  // The newest routes are the ones kept.
+  const uint64_t last = 4 * kTrimEvery - 1;
+  EXPECT_EQ(find_tier(memory, {2 * last}), "cloud");
+  EXPECT_EQ(find_tier(memory, {2 * kTrimEvery}), "miss");
+
+  // Expired routes go first; routes of one instant (the same expiry) are cut by the key.
+  for (uint64_t i = 0; i < kTrimEvery; ++i) {
+    ASSERT_TRUE(memory.remember("d", {1000000 + i}, "edge", "r", 10 * kMinute, kMinute));
+  }
+  EXPECT_EQ(routes(), int64_t{kMaxRoutes});
+  auto connection = (*db)->acquire();
+  auto of_c = connection.query_int64("SELECT count(*) FROM consistency_routes WHERE client = 'c'");
+  ASSERT_TRUE(of_c);
+  EXPECT_EQ(of_c.value(), 0) << "the routes of the earlier rounds had expired at 10 minutes";
 }
 
 // A round trip per lookup on loopback: fewer of them, to stay fast.
