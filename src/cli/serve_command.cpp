@@ -5,6 +5,7 @@
 #include <iostream>
 #include <memory>
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
@@ -41,6 +42,33 @@ std::string shipped_model() {
   return "models/stories260K.gguf";
 }
 
+// Every client connection is a descriptor, and so is every upstream connection it needs: a
+// thousand concurrent streams take two thousand. A soft limit below the hard one (often 1024) is
+// raised to it, and said so; one that stays too low is said too.
+void raise_descriptor_limit(size_t max_connections) {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) {
+    return;
+  }
+  const rlim_t before = limit.rlim_cur;
+  if (limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &limit) != 0) {
+      limit.rlim_cur = before;
+    } else {
+      std::cerr << "tandem serve: raised the open-file limit from " << before << " to "
+                << limit.rlim_cur << " (RLIMIT_NOFILE)\n";
+    }
+  }
+  const rlim_t needed = 2 * static_cast<rlim_t>(max_connections) + 64;
+  if (limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < needed) {
+    std::cerr << "tandem serve: the open-file limit is " << limit.rlim_cur << " (hard limit "
+              << limit.rlim_max << "); server.max_connections " << max_connections
+              << " streamed through to the cloud needs about " << needed
+              << ": raise it (ulimit -n, LimitNOFILE=) or lower server.max_connections\n";
+  }
+}
+
 int serve(const ServeFlags& flags) {
   engine::set_llama_log_level(flags.verbose ? engine::LlamaLogLevel::kVerbose
                                             : engine::LlamaLogLevel::kQuiet);
@@ -70,6 +98,7 @@ int serve(const ServeFlags& flags) {
   if (config.edge.model.empty()) {
     config.edge.model = shipped_model();
   }
+  raise_descriptor_limit(config.server.max_connections);
   // A bad routing pattern or weights file fails now, not after the model has loaded.
   if (auto router = routing::Router::create(config.routing); !router) {
     std::cerr << "tandem serve: " << router.error().message << "\n";
