@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "common/log.h"
 #include "server/gateway_util.h"
 
 namespace tandem::server {
@@ -133,6 +134,18 @@ void trace_outcome(store::TraceRecord& trace, const DecisionRecord& record, bool
   }
 }
 
+store::TraceWriter::Options trace_writer_options(const config::GatewayConfig& config,
+                                                 bool in_memory) {
+  store::TraceWriter::Options options;
+  options.max_rows = config.routing.traces.max_rows;
+  options.max_audit_rows = config.operations.audit.max_rows;
+  if (in_memory) {
+    options.max_rows = std::min(options.max_rows, kInMemoryMaxRows);
+    options.max_audit_rows = std::min(options.max_audit_rows, kInMemoryMaxRows);
+  }
+  return options;
+}
+
 Status Gateway::start_traces(const std::string& database_path) {
   const bool audit = config_.operations.audit.enabled;
   if (!config_.routing.traces.enabled && !audit) {
@@ -149,9 +162,19 @@ Status Gateway::start_traces(const std::string& database_path) {
     }
     db = std::move(own).value();
   }
-  store::TraceWriter::Options options;
-  options.max_rows = config_.routing.traces.max_rows;
-  options.max_audit_rows = config_.operations.audit.max_rows;
+  const bool in_memory = database_path == ":memory:";
+  const store::TraceWriter::Options options = trace_writer_options(config_, in_memory);
+  if (options.max_rows < config_.routing.traces.max_rows ||
+      options.max_audit_rows < config_.operations.audit.max_rows) {
+    log_event(LogLevel::kInfo, "traces", "in_memory_retention",
+              {{"max_rows", std::to_string(options.max_rows)},
+               {"max_audit_rows", std::to_string(options.max_audit_rows)},
+               {"message",
+                "routing.database is empty, so traces and the audit live in memory: each keeps "
+                "its newest " +
+                    std::to_string(kInMemoryMaxRows) +
+                    " rows at most; set routing.database to keep more"}});
+  }
   if (audit) {
     audit_log_ = std::make_shared<store::AuditLog>(db);
   }

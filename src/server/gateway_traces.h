@@ -10,6 +10,7 @@
 #include "routing/policy.h"
 #include "server/gateway.h"
 #include "store/trace_log.h"
+#include "store/trace_writer.h"
 
 namespace tandem::server {
 
@@ -28,5 +29,15 @@ std::vector<std::string> explicit_model_reasons(
 // What happened: tier, pattern, tokens, cost, latency, confidence, ticket, the edge answer's
 // hash and the P3 verification's label. `failed`: the client got an error (tier "none").
 void trace_outcome(store::TraceRecord& trace, const DecisionRecord& record, bool failed);
+
+// Rows the traces and the cloud audit each keep at most when routing.database is empty: the
+// database then lives in this process's memory, where a million traces would take hundreds of
+// MiB (docs/OPERATIONS.md, "What memory holds"). A database file keeps what max_rows says.
+inline constexpr uint64_t kInMemoryMaxRows = 10000;
+
+// The trace writer's retention: routing.traces.max_rows and operations.audit.max_rows, each at
+// most kInMemoryMaxRows when `in_memory`.
+store::TraceWriter::Options trace_writer_options(const config::GatewayConfig& config,
+                                                 bool in_memory);
 
 }  // namespace tandem::server
