@@ -572,7 +572,7 @@ server::DecisionRecord cascade_record() {
   r.edge_usage = server::TierUsage{92, 41};
   r.cloud_usage = server::TierUsage{92, 187};
   r.cloud_cost_usd = 0.0001260;
-  r.cloud_prices = config::Prices{0.15, 0.6};
+  r.cloud_prices = config::Prices{0.15, 0.6, 0.0};
   r.data_left_device = true;
   r.ttft_ms = 412.7;
   r.latency_ms = 1893.2;

@@ -302,6 +302,29 @@ void parse_edge(Section s, EdgeConfig& out) {
   s.finish();
 }
 
+// An upstream's `models` or `embeddings_models`: public name -> the upstream's model name.
+// Absent or null is an empty map.
+void parse_model_map(Section& s, const char* key, std::map<std::string, std::string>& out) {
+  const YAML::Node models = s.child(key);
+  if (!models || models.IsNull()) {
+    return;
+  }
+  if (!models.IsMap()) {
+    s.fail(models, s.key_path(key), "must map public model names to the upstream's model names");
+  }
+  for (const auto& entry : models) {
+    const std::string name = entry.first.Scalar();
+    if (name.empty()) {
+      s.fail(entry.first, s.key_path(key), "a public model name must not be empty");
+    }
+    if (!entry.second.IsScalar() || entry.second.Scalar().empty()) {
+      s.fail(entry.second, s.key_path(std::string(key) + "." + name),
+             "must be the upstream's model name");
+    }
+    out[name] = entry.second.Scalar();
+  }
+}
+
 void parse_upstream(Section s, UpstreamConfig& out) {
   s.get("name", out.name);
   s.get("base_url", out.base_url);
@@ -313,21 +336,21 @@ void parse_upstream(Section s, UpstreamConfig& out) {
     out.base_url.pop_back();
   }
   out.api_key = read_secret(s, "api_key", false);
-  const YAML::Node models = s.child("models");
-  if (!models || !models.IsMap() || models.size() == 0) {
-    s.fail(models ? models : s.node(), s.key_path("models"),
-           "must map at least one public model name to the upstream's model name");
+  parse_model_map(s, "models", out.models);
+  parse_model_map(s, "embeddings_models", out.embeddings_models);
+  if (out.models.empty() && out.embeddings_models.empty()) {
+    s.fail(s.node(), s.key_path("models"),
+           "must map at least one public model name to the upstream's model name (or give "
+           "embeddings_models, for an upstream that only serves embeddings)");
   }
-  for (const auto& entry : models) {
-    if (!entry.second.IsScalar() || entry.second.Scalar().empty()) {
-      s.fail(entry.second, s.key_path("models." + entry.first.Scalar()),
-             "must be the upstream's model name");
-    }
-    out.models[entry.first.Scalar()] = entry.second.Scalar();
+  if (out.embeddings_models.count("tandem") > 0) {
+    s.fail(s.node()["embeddings_models"], s.key_path("embeddings_models.tandem"),
+           "'tandem' is the edge model's embeddings; give the cloud model another name");
   }
   Section prices = s.section("prices");
   prices.get("input_per_million", out.prices.input_per_million, 0.0, 1e6);
   prices.get("output_per_million", out.prices.output_per_million, 0.0, 1e6);
+  prices.get("embeddings_per_million", out.prices.embeddings_per_million, 0.0, 1e6);
   prices.finish();
   Section timeouts = s.section("timeouts");
   timeouts.get<uint32_t>("connect_ms", out.timeouts.connect_ms, 1);
@@ -678,8 +701,14 @@ void parse_root(const YAML::Node& root, const std::string& source, GatewayConfig
       throw ConfigError{source + ": routing.cloud_model: no upstream serves '" +
                         config.routing.cloud_model + "'"};
     }
-  } else if (!config.upstreams.empty()) {
-    config.routing.cloud_model = config.upstreams.front().models.begin()->first;
+  } else {
+    // The first upstream that serves chat (one may serve only embeddings).
+    for (const auto& upstream : config.upstreams) {
+      if (!upstream.models.empty()) {
+        config.routing.cloud_model = upstream.models.begin()->first;
+        break;
+      }
+    }
   }
 }
 

@@ -115,14 +115,19 @@ struct HealthPolicy {
 struct Prices {
   double input_per_million = 0.0;
   double output_per_million = 0.0;
+  double embeddings_per_million = 0.0;  // input tokens of the upstream's embeddings models
 };
 
 struct UpstreamConfig {
   std::string name;
   std::string base_url;  // e.g. https://api.openai.com/v1
   std::string api_key;   // resolved from api_key_env / api_key_file; may be empty
-  // Public model name -> the upstream's model name.
+  // Public model name -> the upstream's model name, for chat and completions.
   std::map<std::string, std::string> models;
+  // Public model name -> the upstream's model name, for POST /v1/embeddings (the upstream's
+  // OpenAI /embeddings). An upstream needs one of the two maps; with only this one it serves
+  // embeddings and no chat.
+  std::map<std::string, std::string> embeddings_models;
   Prices prices;
   Timeouts timeouts;
   RetryPolicy retry;

@@ -85,6 +85,39 @@ routing:
   EXPECT_EQ(config->routing.cloud_model, "gpt-4o-mini");  // the first upstream's first model
 }
 
+TEST(ConfigTest, EmbeddingsModelsMapToAnUpstreamBesideOrInsteadOfChatModels) {
+  auto config = parse_config(R"(
+cloud:
+  upstreams:
+    - name: embedder
+      base_url: http://127.0.0.1:8081/v1
+      embeddings_models: {bge: bge-m3}
+      prices: {embeddings_per_million: 0.01}
+    - name: openai
+      base_url: https://api.openai.com/v1
+      models: {gpt-4o-mini: gpt-4o-mini}
+      embeddings_models: {text-embedding-3-small: text-embedding-3-small}
+)",
+                             "test.yaml");
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  EXPECT_TRUE(config->upstreams[0].models.empty());
+  EXPECT_EQ(config->upstreams[0].embeddings_models.at("bge"), "bge-m3");
+  EXPECT_DOUBLE_EQ(config->upstreams[0].prices.embeddings_per_million, 0.01);
+  EXPECT_EQ(config->upstreams[1].embeddings_models.size(), 1U);
+  // `tandem`'s cloud model is the first chat model, past an upstream that only embeds.
+  EXPECT_EQ(config->routing.cloud_model, "gpt-4o-mini");
+
+  const std::string upstream = "cloud:\n  upstreams:\n    - base_url: http://x\n";
+  expect_error(upstream + "      embeddings_models: {}\n",
+               "cloud.upstreams[0].models: must map at least one");
+  expect_error(upstream + "      embeddings_models: [bge]\n",
+               "test.yaml:4: cloud.upstreams[0].embeddings_models: must map public model names");
+  expect_error(upstream + "      embeddings_models: {bge: ''}\n",
+               "cloud.upstreams[0].embeddings_models.bge: must be the upstream's model name");
+  expect_error(upstream + "      embeddings_models: {tandem: bge-m3}\n",
+               "embeddings_models.tandem: 'tandem' is the edge model's embeddings");
+}
+
 TEST(ConfigTest, ErrorsNameTheKeyAndTheLine) {
   expect_error("server:\n  port: 70000\n", "test.yaml:2: server.port: must be between 1 and 65535");
   expect_error("server:\n  port: eighty\n", "test.yaml:2: server.port: must be an integer");
