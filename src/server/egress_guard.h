@@ -32,8 +32,8 @@ namespace tandem::server {
 
 inline constexpr const char* kEgressSendsMetric = "tandem_egress_sends_total";
 inline constexpr const char* kEgressRefusalsMetric = "tandem_egress_refusals_total";
-inline constexpr const char* kEgressPurposes[] = {"answer", "verify", "continue",
-                                                  "shadow", "canary", "health"};
+inline constexpr const char* kEgressPurposes[] = {"answer", "verify",     "continue", "shadow",
+                                                  "canary", "embeddings", "health"};
 inline constexpr const char* kEgressRefusalReasons[] = {
     "local_only", "private_data", "opaque_content", "unreadable_body", "audit_unavailable"};
 

@@ -85,6 +85,9 @@ std::optional<ApiError> parse_input(const json& input, EmbeddingsRequest& out) {
 }
 
 std::string base64_floats(const std::vector<float>& vector) {
+  if (vector.empty()) {
+    return "";
+  }
   const auto* bytes = reinterpret_cast<const unsigned char*>(vector.data());
   const size_t size = vector.size() * sizeof(float);
   std::string out(4 * ((size + 2) / 3), '\0');
@@ -111,6 +114,7 @@ std::variant<EmbeddingsRequest, ApiError> parse_embeddings_request(std::string_v
     return invalid_request("model: is required and must be a string", "model");
   }
   out.model = model->get<std::string>();
+  out.cloud_body = body;
   const auto input = body.find("input");
   if (input == body.end()) {
     return invalid_request("input: is required", "input");
@@ -158,6 +162,28 @@ json embeddings_response(const engine::EmbeddingResult& result, const std::strin
       {"model", model},
       {"usage", {{"prompt_tokens", result.prompt_tokens}, {"total_tokens", result.prompt_tokens}}},
       {"tandem", {{"tier", "edge"}, {"pooling", result.pooling}, {"data_left_device", false}}}};
+}
+
+json cloud_embeddings_response(const upstream::CloudEmbeddings& answer, const std::string& model,
+                               bool base64, json tandem) {
+  json data = json::array();
+  for (size_t i = 0; i < answer.vectors.size(); ++i) {
+    json item = {{"object", "embedding"}, {"index", i}};
+    if (base64) {
+      // float32, as base64 carries vectors (a JSON number rounds to the nearest float32).
+      const std::vector<float> floats(answer.vectors[i].begin(), answer.vectors[i].end());
+      item["embedding"] = base64_floats(floats);
+    } else {
+      item["embedding"] = answer.vectors[i];
+    }
+    data.push_back(std::move(item));
+  }
+  return {
+      {"object", "list"},
+      {"data", std::move(data)},
+      {"model", model},
+      {"usage", {{"prompt_tokens", answer.prompt_tokens}, {"total_tokens", answer.prompt_tokens}}},
+      {"tandem", std::move(tandem)}};
 }
 
 }  // namespace tandem::server

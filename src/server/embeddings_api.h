@@ -1,6 +1,6 @@
 #pragma once
-// POST /v1/embeddings: OpenAI's request parsed and validated, and its response built. The
-// vectors come from the edge model (Engine::embed): nothing leaves the device.
+// POST /v1/embeddings: OpenAI's request parsed and validated, and its response built, from the
+// edge model's vectors (Engine::embed) or a cloud upstream's (embeddings_tiers.h says which).
 
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -11,6 +11,7 @@
 
 #include "engine/engine.h"
 #include "server/api_error.h"
+#include "upstream/upstream.h"
 
 namespace tandem::server {
 
@@ -20,6 +21,7 @@ struct EmbeddingsRequest {
   bool base64 = false;  // encoding_format: "base64" (little-endian float32), else "float"
   std::optional<int> dimensions;
   std::string user;
+  nlohmann::json cloud_body;  // the client's body, forwarded to a cloud upstream
 };
 
 // Errors name the field: input (a string, an array of strings, an array of token ids or an
@@ -28,5 +30,11 @@ std::variant<EmbeddingsRequest, ApiError> parse_embeddings_request(std::string_v
 
 nlohmann::json embeddings_response(const engine::EmbeddingResult& result, const std::string& model,
                                    bool base64);
+
+// A cloud upstream's vectors in OpenAI's shape, encoded as the client asked whatever encoding
+// the upstream used; `model` is the name the client asked for, `tandem` the decision record.
+nlohmann::json cloud_embeddings_response(const upstream::CloudEmbeddings& answer,
+                                         const std::string& model, bool base64,
+                                         nlohmann::json tandem);
 
 }  // namespace tandem::server

@@ -21,9 +21,10 @@ bool one_of(const std::string& value, std::initializer_list<const char*> allowed
 }
 
 Status validate(const AuditRecord& r) {
-  if (!one_of(r.purpose, {"answer", "verify", "continue", "shadow", "canary"})) {
+  if (!one_of(r.purpose, {"answer", "verify", "continue", "shadow", "canary", "embeddings"})) {
     return make_error(ErrorCode::kInvalidArgument,
-                      "audit purpose must be answer, verify, continue, shadow or canary, not '" +
+                      "audit purpose must be answer, verify, continue, shadow, canary or "
+                      "embeddings, not '" +
                           r.purpose + "'");
   }
   if (!one_of(r.content_mode, {"none", "redacted", "full"})) {

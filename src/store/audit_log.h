@@ -32,7 +32,7 @@ struct AuditRecord {
   std::string client;      // API key name, X-Tandem-Client or `user`; "" anonymous
   std::string upstream;    // the upstream's configured name
   std::string model;       // the model name sent to it
-  // "answer", "verify", "continue", "shadow" or "canary".
+  // "answer", "verify", "continue", "shadow", "canary" or "embeddings".
   std::string purpose;
   int64_t bytes = 0;                            // size of the request body as sent
   std::string sha256;                           // of the body as sent

@@ -19,7 +19,7 @@ namespace tandem::upstream {
 
 // Why and for whom a body is about to leave.
 struct EgressSend {
-  // "answer", "verify", "continue", "shadow", "canary" or "health".
+  // "answer", "verify", "continue", "shadow", "canary", "embeddings" or "health".
   std::string purpose = "answer";
   std::string request_id;  // the client's response id; "" for canary queries and probes
   std::string client;      // API key name, X-Tandem-Client or `user`; "" anonymous

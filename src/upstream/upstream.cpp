@@ -399,6 +399,92 @@ net::awaitable<std::optional<UpstreamFailure>> Upstream::attempt(const CloudRequ
 net::awaitable<std::optional<UpstreamFailure>> Upstream::complete(const CloudRequest& request,
                                                                   const EventSink& sink,
                                                                   CancelSignal& cancel) {
+  const Attempt once = [&](bool& delivered) { return attempt(request, sink, cancel, delivered); };
+  auto failure = co_await with_retries(once, cancel);
+  co_return failure;
+}
+
+net::awaitable<std::variant<CloudEmbeddings, UpstreamFailure>> Upstream::embed(
+    const EmbeddingsCall& call, CancelSignal& cancel) {
+  CloudEmbeddings answer;
+  const Attempt once = [&](bool& delivered) -> net::awaitable<std::optional<UpstreamFailure>> {
+    auto failure = co_await attempt_embeddings(call, cancel, answer);
+    delivered = false;  // nothing reaches the caller before the whole answer is checked
+    co_return failure;
+  };
+  auto failure = co_await with_retries(once, cancel);
+  if (failure) {
+    co_return std::move(*failure);
+  }
+  co_return answer;
+}
+
+net::awaitable<std::optional<UpstreamFailure>> Upstream::attempt_embeddings(
+    const EmbeddingsCall& call, CancelSignal& cancel, CloudEmbeddings& answer) {
+  const std::string& model = config_.embeddings_models.at(call.public_model);
+  nlohmann::json body = call.body;
+  body["model"] = model;
+  EgressSend send = call.egress;
+  send.upstream = config_.name;
+  send.model = model;
+  std::string body_bytes = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  auto admitted = co_await guard_->admit(std::move(body_bytes), send);
+  if (auto* refused = std::get_if<EgressRefusal>(&admitted)) {
+    UpstreamFailure f =
+        make_failure(config_.name, Kind::kRefused,
+                     "not sent to upstream " + config_.name + ": " + refused->message);
+    f.refused = std::move(*refused);
+    co_return f;
+  }
+  HttpRequest http_request("POST", "/embeddings", std::get<GuardedBody>(std::move(admitted)));
+  http_request.headers["Accept"] = "application/json";
+  if (!config_.api_key.empty()) {
+    http_request.headers["Authorization"] = "Bearer " + config_.api_key;
+  }
+  auto opened = co_await open_exchange(*tls_, endpoint_, http_request, config_.timeouts,
+                                       config_.max_response_bytes, &pool_, &cancel);
+  if (auto* failed = std::get_if<HttpFailure>(&opened)) {
+    co_return named_failure(config_.name, std::move(*failed));
+  }
+  auto exchange = std::move(std::get<std::unique_ptr<HttpExchange>>(opened));
+  CancelRegistration registration(cancel, [raw = exchange.get()] { raw->cancel(); });
+  if (exchange->status() < 200 || exchange->status() >= 300) {
+    UpstreamFailure f = make_failure(config_.name, Kind::kStatus, "");
+    f.http.status = exchange->status();
+    auto error_body = co_await exchange->read_all(kMaxErrorBody);
+    if (auto* text = std::get_if<std::string>(&error_body)) {
+      f.http.body = *text;
+    }
+    f.http.message = "upstream " + config_.name + " answered " +
+                     std::to_string(exchange->status()) + ": " + error_message_of(f.http.body);
+    f.http.retry_after = parse_retry_after(exchange->retry_after());
+    co_return f;
+  }
+  if (exchange->content_type().rfind("application/json", 0) != 0) {
+    co_return make_failure(config_.name, Kind::kProtocol,
+                           "upstream " + config_.name + " answered with Content-Type '" +
+                               exchange->content_type() + "', expected application/json");
+  }
+  auto whole = co_await exchange->read_all(config_.max_response_bytes);
+  if (auto* failed = std::get_if<HttpFailure>(&whole)) {
+    co_return named_failure(config_.name, std::move(*failed));
+  }
+  auto parsed = parse_cloud_embeddings(std::get<std::string>(whole), call.inputs);
+  if (!parsed) {
+    co_return make_failure(config_.name, Kind::kProtocol,
+                           "upstream " + config_.name + ": " + parsed.error().message);
+  }
+  if (!parsed->usage_problem.empty()) {
+    log_event(LogLevel::kWarn, "upstream", "usage_malformed",
+              {{"upstream", config_.name},
+               {"message", parsed->usage_problem + "; counted as 0 (unknown)"}});
+  }
+  answer = std::move(parsed).value();
+  co_return std::nullopt;
+}
+
+net::awaitable<std::optional<UpstreamFailure>> Upstream::with_retries(const Attempt& attempt_once,
+                                                                      CancelSignal& cancel) {
   bool delivered = false;
   for (int attempt_no = 0;; ++attempt_no) {
     if (cancel.cancelled()) {
@@ -415,7 +501,7 @@ net::awaitable<std::optional<UpstreamFailure>> Upstream::complete(const CloudReq
       co_return f;
     }
     const CircuitState before = breaker_.state();
-    auto failure = co_await attempt(request, sink, cancel, delivered);
+    auto failure = co_await attempt_once(delivered);
     if (!failure) {
       breaker_.record_success();
       note_circuit(before, "request succeeded");

@@ -12,6 +12,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "common/cancel.h"
@@ -72,6 +73,25 @@ struct CloudEvent {
   }
 };
 
+// One request to an upstream's OpenAI embeddings endpoint (POST base_url/embeddings).
+struct EmbeddingsCall {
+  std::string public_model;  // the name the client used; mapped per upstream
+  nlohmann::json body;       // the client's OpenAI request body; `model` is set here
+  size_t inputs = 0;         // the inputs it carries: the answer must hold a vector for each
+  // Why and for whom: every attempt's exact body passes the egress guard with it.
+  EgressSend egress;
+};
+
+// An upstream's embeddings answer, checked: one vector per input, in input order, all of one
+// length. Values are kept as sent (float or base64 float32), so either encoding can be relayed.
+struct CloudEmbeddings {
+  std::vector<std::vector<double>> vectors;
+  int prompt_tokens = 0;  // usage.prompt_tokens; 0 when not reported (usage_problem says why)
+  // What was wrong with the usage object, when something was: the count then reads as 0.
+  std::string usage_problem;
+  std::string model;  // the model the upstream says answered ("" when it names none)
+};
+
 struct UpstreamFailure {
   HttpFailure http;
   std::string upstream;    // which upstream
@@ -107,6 +127,10 @@ class Upstream {
   bool serves(const std::string& public_model) const {
     return config_.models.count(public_model) > 0;
   }
+  // Maps `public_model` in embeddings_models.
+  bool serves_embeddings(const std::string& public_model) const {
+    return config_.embeddings_models.count(public_model) > 0;
+  }
 
   // Streams one completion into `sink` (awaited on the calling coroutine's executor). Retries
   // connect errors, timeouts, 429 and 5xx with jittered exponential backoff (Retry-After
@@ -115,6 +139,13 @@ class Upstream {
   net::awaitable<std::optional<UpstreamFailure>> complete(const CloudRequest& request,
                                                           const EventSink& sink,
                                                           CancelSignal& cancel);
+
+  // One embeddings request for a model this upstream serves_embeddings(), with complete()'s
+  // retries, circuit breaking and egress guard. The answer is read whole and checked
+  // (parse_cloud_embeddings): a malformed one is a protocol failure of this upstream, retried
+  // and counted like any other.
+  net::awaitable<std::variant<CloudEmbeddings, UpstreamFailure>> embed(const EmbeddingsCall& call,
+                                                                       CancelSignal& cancel);
 
   // Probes `health.path` every `health.interval_ms` until `stop` is cancelled.
   net::awaitable<void> probe_forever(CancelSignal& stop);
@@ -131,6 +162,15 @@ class Upstream {
   net::awaitable<std::optional<UpstreamFailure>> attempt(const CloudRequest& request,
                                                          const EventSink& sink,
                                                          CancelSignal& cancel, bool& delivered);
+  net::awaitable<std::optional<UpstreamFailure>> attempt_embeddings(const EmbeddingsCall& call,
+                                                                    CancelSignal& cancel,
+                                                                    CloudEmbeddings& answer);
+  // Runs attempts until one succeeds, fails for good, or the retries are spent: the circuit
+  // breaker admits each, its outcome is recorded, retryable failures back off. `delivered`
+  // (set by an attempt) ends the retries: something reached the caller.
+  using Attempt = std::function<net::awaitable<std::optional<UpstreamFailure>>(bool& delivered)>;
+  net::awaitable<std::optional<UpstreamFailure>> with_retries(const Attempt& attempt,
+                                                              CancelSignal& cancel);
   std::chrono::milliseconds backoff(int attempt, const HttpFailure& failure);
   void set_last_error(const std::string& message);
   // Change state, logging transitions.
@@ -156,5 +196,14 @@ class Upstream {
 // than "function", or carry no id, name or arguments; arguments sent as a JSON value rather
 // than text are relayed as that value's JSON text.
 Result<CloudEvent> parse_cloud_chunk(const std::string& data, ApiKind kind, bool whole = false);
+
+// Parses an upstream's answer to an embeddings request of `inputs` inputs. Fails (a malformed
+// reply) on JSON errors, an {"error": ...} object, `data` that is absent or not a list of
+// `inputs` objects, an item whose `index` is not a distinct integer in [0, inputs) (absent: its
+// position), whose `embedding` is neither a non-empty list of numbers within float range nor
+// base64 of little-endian float32 values, or vectors of different lengths. A usage that is
+// absent or null reads as 0; a usage.prompt_tokens that is not an integer in [0, INT32_MAX]
+// reads as 0 and is named in usage_problem. Never throws.
+Result<CloudEmbeddings> parse_cloud_embeddings(const std::string& body, size_t inputs);
 
 }  // namespace tandem::upstream

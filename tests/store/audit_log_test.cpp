@@ -219,7 +219,7 @@ TEST_F(AuditLogTest, EveryFieldRoundTripsThroughTheFile) {
 }
 
 TEST_F(AuditLogTest, EveryPurposeAndContentModeIsAccepted) {
-  for (const char* purpose : {"answer", "verify", "continue", "shadow", "canary"}) {
+  for (const char* purpose : {"answer", "verify", "continue", "shadow", "canary", "embeddings"}) {
     AuditRecord r = simple_audit(1, purpose);
     r.purpose = purpose;
     EXPECT_TRUE(audit_->append(r)) << purpose;
@@ -229,7 +229,7 @@ TEST_F(AuditLogTest, EveryPurposeAndContentModeIsAccepted) {
     r.content_mode = mode;
     EXPECT_TRUE(audit_->append(r)) << mode;
   }
-  EXPECT_EQ(count(), 8U);
+  EXPECT_EQ(count(), 9U);
 }
 
 TEST_F(AuditLogTest, ReadIsNewestFirstWithTimeUpstreamFiltersAndLimit) {
