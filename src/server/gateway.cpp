@@ -230,6 +230,9 @@ Gateway::~Gateway() = default;
 
 void Gateway::stop() {
   stop_probes_.cancel();
+  if (memory_sweeper_) {
+    memory_sweeper_->stop();
+  }
   if (shadow_) {
     shadow_->stop();  // shadow edge generations end now, not with the engine
   }

@@ -22,6 +22,7 @@
 #include "server/monitors.h"
 #include "server/openai_request.h"
 #include "store/consistency_memory.h"
+#include "store/expiry_sweeper.h"
 #include "store/review_queue.h"
 #include "store/shadow_log.h"
 #include "store/shared_state.h"
@@ -213,7 +214,7 @@ class Gateway {
                                bool detailed) const;
 
   // Starts health probing of every upstream, device polling, the canaries and the shared
-  // state's sync on `executor` until stop() is called.
+  // state's sync on `executor`, and the consistency memory's expiry sweeps, until stop().
   void start_probes(net::asio::any_io_executor executor);
   void stop();
 
@@ -301,6 +302,9 @@ class Gateway {
   std::shared_ptr<store::Database> database_;
   std::unique_ptr<store::ReviewQueue> reviews_;
   std::unique_ptr<store::ConsistencyMemory> memory_;
+  // Deletes memory_'s expired routes on its own thread once probes start (routing.consistency
+  // on); declared after memory_, so it stops before the memory goes.
+  std::unique_ptr<store::ExpirySweeper> memory_sweeper_;
   std::shared_ptr<store::TraceWriter> traces_;      // null when traces and the audit are off
   std::shared_ptr<store::AuditLog> audit_log_;      // null when operations.audit is off
   std::map<std::string, bool> published_circuits_;  // upstreams whose open circuit we announced

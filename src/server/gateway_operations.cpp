@@ -87,6 +87,12 @@ void Gateway::start_monitors(net::asio::any_io_executor executor) {
   if (config_.operations.canary.enabled && engine_ && !cloud_model().empty()) {
     net::asio::co_spawn(strand(), canary_forever(*this, stop_probes_), net::asio::detached);
   }
+  if (config_.routing.consistency.enabled && !memory_sweeper_) {
+    memory_sweeper_ = std::make_unique<store::ExpirySweeper>(
+        *memory_,
+        store::ExpirySweeper::interval_for(std::chrono::seconds(config_.routing.consistency.ttl_s)),
+        unix_ms);
+  }
   if (std::string_view(shared_->backend()) != "local") {
     net::asio::co_spawn(strand(), sync_shared_forever(*this, stop_probes_), net::asio::detached);
   }
