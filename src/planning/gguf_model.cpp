@@ -14,6 +14,11 @@ Error missing_key(const std::string& path, const std::string& key, const char* f
                                                   "; the planner needs it (" + flag + ")");
 }
 
+Error too_large(const std::string& path, const std::string& what) {
+  return make_error(ErrorCode::kInvalidModel,
+                    path + ": the GGUF header's " + what + " add up beyond 2^64: not a real model");
+}
+
 }  // namespace
 
 Status apply_gguf_model(PlanInputs& inputs, const std::string& path) {
@@ -36,9 +41,12 @@ Status apply_gguf_model(PlanInputs& inputs, const std::string& path) {
   if (id.head_count == 0 || id.head_count_kv == 0) {
     return missing_key(path, arch + ".attention.head_count", "--kv-heads");
   }
+  // A header's sizes are the file's word, not checked against each other: every sum is.
   uint64_t weights_bytes = 0;
   for (const auto& tensor : header->tensors) {
-    weights_bytes += tensor.size_bytes;
+    if (__builtin_add_overflow(weights_bytes, tensor.size_bytes, &weights_bytes)) {
+      return too_large(path, "its tensors' sizes");
+    }
   }
   // Keys and values may have their own widths (key_length, value_length); the cache holds one
   // of each, so their mean is the head size that gives the same bytes.
@@ -47,7 +55,11 @@ Status apply_gguf_model(PlanInputs& inputs, const std::string& path) {
       header->get_uint(arch + ".attention.key_length").value_or(default_head_dim);
   const uint64_t value_dim =
       header->get_uint(arch + ".attention.value_length").value_or(default_head_dim);
-  if (key_dim + value_dim == 0) {
+  uint64_t both_dims = 0;
+  if (__builtin_add_overflow(key_dim, value_dim, &both_dims) || both_dims == UINT64_MAX) {
+    return too_large(path, arch + ".attention.key_length and value_length");
+  }
+  if (both_dims == 0) {
     return missing_key(path, arch + ".embedding_length", "--head-dim");
   }
 
@@ -63,7 +75,7 @@ Status apply_gguf_model(PlanInputs& inputs, const std::string& path) {
   }
   inputs.layers = id.layer_count;
   inputs.kv_heads = id.head_count_kv;
-  inputs.head_dim = (key_dim + value_dim + 1) / 2;
+  inputs.head_dim = (both_dims + 1) / 2;
   return {};
 }
 
