@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "net/asio.h"
+#include "net/spawn.h"
 
 namespace tandem::cli {
 namespace {
@@ -124,7 +125,11 @@ int run_status(const StatusFlags& flags) {
                 " ms: " + ec.message();
     }
   };
-  asio::co_spawn(ioc, exchange(), asio::detached);
+  asio::co_spawn(ioc, exchange(), [&failure](std::exception_ptr thrown) {
+    if (thrown) {
+      failure = "the exchange with the gateway failed: " + net::exception_text(thrown);
+    }
+  });
   ioc.run();
   if (!failure.empty()) {
     std::cerr << "tandem status: " << failure << "\n";
@@ -134,8 +139,9 @@ int run_status(const StatusFlags& flags) {
   const auto body = nlohmann::json::parse(res.body(), nullptr, false);
   if (res.result_int() != 200) {
     std::string message = res.body().substr(0, 300);
-    if (body.is_object() && body.contains("error") && body["error"].is_object()) {
-      message = body["error"].value("message", message);
+    if (body.is_object() && body.contains("error") && body["error"].is_object() &&
+        body["error"].contains("message") && body["error"]["message"].is_string()) {
+      message = body["error"]["message"].get<std::string>();
     }
     std::cerr << "tandem status: the gateway answered " << res.result_int() << ": " << message;
     if (res.result_int() == 401 || res.result_int() == 403) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/log.h"
+#include "net/spawn.h"
 #include "routing/query_cluster.h"
 #include "server/gateway_shadow.h"
 #include "server/gateway_traces.h"
@@ -15,6 +16,40 @@ namespace {
 
 using nlohmann::json;
 using routing::Pattern;
+
+// Forwards to the session's sink and remembers whether the response was ended (finish() or
+// fail()), so that a failure escaping a request's execution answers only a client that has
+// no answer yet.
+class TrackedSink final : public ResponseSink {
+ public:
+  explicit TrackedSink(ResponseSink& inner) : inner_(inner) {}
+  bool ended() const { return ended_; }
+
+  net::awaitable<bool> begin(const DecisionRecord& record) override {
+    const bool open = co_await inner_.begin(record);
+    co_return open;
+  }
+  net::awaitable<bool> piece(const Piece& piece) override {
+    const bool delivered = co_await inner_.piece(piece);
+    co_return delivered;
+  }
+  net::awaitable<bool> revise(const Revision& revision) override {
+    const bool delivered = co_await inner_.revise(revision);
+    co_return delivered;
+  }
+  net::awaitable<void> finish(const Outcome& outcome, const DecisionRecord& record) override {
+    ended_ = true;
+    co_await inner_.finish(outcome, record);
+  }
+  net::awaitable<void> fail(const ApiError& error, const DecisionRecord& record) override {
+    ended_ = true;
+    co_await inner_.fail(error, record);
+  }
+
+ private:
+  ResponseSink& inner_;
+  bool ended_ = false;
+};
 
 // The text of a message list the way the router reads it: the last user message, the system
 // prompt, and everything (what would be sent out) for the scans.
@@ -221,7 +256,7 @@ void Gateway::start_probes(net::asio::any_io_executor executor) {
     // A strand of its own: net::sleep_for cancels its timer through a post to the coroutine's
     // executor, which on the bare io_context could run beside the coroutine (a data race).
     net::asio::co_spawn(net::asio::make_strand(executor), u->probe_forever(stop_probes_),
-                        net::asio::detached);
+                        net::log_failure("upstream", "health_probe"));
   }
   start_monitors(executor);
 }
@@ -310,9 +345,46 @@ json Gateway::explain_route(const CompletionRequest& request, const RequestConte
   return router_->explain(input, signals, decision, h, detailed);
 }
 
+// What execute() keeps of a request for its last line of defence: the record and trace the
+// request filled so far, and whether it already answered the client and wrote its trace.
+struct Gateway::Execution {
+  DecisionRecord record;
+  store::TraceRecord trace;
+  bool traced = false;
+};
+
 net::awaitable<void> Gateway::execute(CompletionRequest request, RequestContext context,
                                       ResponseSink& sink, CancelSignal& cancel) {
-  DecisionRecord record;
+  Execution execution;
+  TrackedSink tracked(sink);
+  std::exception_ptr failure;
+  try {
+    co_await execute_request(std::move(request), std::move(context), tracked, cancel, execution);
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  if (!failure) {
+    co_return;
+  }
+  // A fault of ours outside every tier (the routing, the bookkeeping): the client still gets
+  // an answer when it has none yet, and the request still leaves its trace.
+  DecisionRecord& record = execution.record;
+  const ApiError error = internal_error(record.request_id);
+  log_event(LogLevel::kError, "gateway", "request_failed",
+            {{"request_id", record.request_id}, {"message", net::exception_text(failure)}});
+  if (!tracked.ended()) {
+    record.latency_ms = ms_since(record.started_at);
+    co_await tracked.fail(error, record);
+  }
+  if (!execution.traced) {
+    write_trace(std::move(execution.trace), record, true);
+  }
+}
+
+net::awaitable<void> Gateway::execute_request(CompletionRequest request, RequestContext context,
+                                              ResponseSink& sink, CancelSignal& cancel,
+                                              Execution& execution) {
+  DecisionRecord& record = execution.record;
   record.request_id = context.request_id;
   if (engine_) {
     record.edge_model = edge_name_;
@@ -338,8 +410,12 @@ net::awaitable<void> Gateway::execute(CompletionRequest request, RequestContext 
   bool failed = false;        // the client got an error
   std::string logged_prompt;  // operations.log_prompts: the last user message
   // routing.traces: filled as the request goes, written at its end.
-  store::TraceRecord trace;
+  store::TraceRecord& trace = execution.trace;
   trace.model = request.model;
+  const auto finish_trace = [&](bool request_failed) {
+    execution.traced = true;
+    write_trace(std::move(trace), record, request_failed);
+  };
   trace.request_id = context.request_id;
 
   if (request.model == kRoutedModel) {
@@ -408,7 +484,7 @@ net::awaitable<void> Gateway::execute(CompletionRequest request, RequestContext 
       case Pattern::kNone: {
         const ApiError error = no_tier_error(decision, request);
         co_await sink.fail(error, record);
-        write_trace(std::move(trace), record, true);
+        finish_trace(true);
         co_return;
       }
       case Pattern::kEdge:
@@ -483,7 +559,7 @@ net::awaitable<void> Gateway::execute(CompletionRequest request, RequestContext 
       record.pattern = "none";
       const ApiError error = no_tier_error(*pinned, request);
       co_await sink.fail(error, record);
-      write_trace(std::move(trace), record, true);
+      finish_trace(true);
       co_return;
     }
     if (pinned) {
@@ -516,25 +592,37 @@ net::awaitable<void> Gateway::execute(CompletionRequest request, RequestContext 
   for (size_t i = 0; i < plan.size(); ++i) {
     Run run{request, shadow ? *shadow : sink, cancel, record, kind, complexity};
     std::optional<ApiError> error;
-    switch (plan[i]) {
-      case Step::kEdge:
-        error = co_await run_edge(run);
-        break;
-      case Step::kCloud:
-        error = co_await run_cloud(run);
-        break;
-      case Step::kCascade:
-        error = co_await run_cascade(*this, run);
-        break;
-      case Step::kSpeculative:
-        error = co_await run_speculative(*this, run);
-        break;
-      case Step::kCollaborate:
-        error = co_await run_collaborate(*this, run);
-        break;
-      case Step::kReview:
-        error = co_await run_review(*this, run, join(record.reasons), "", "");
-        break;
+    std::exception_ptr failure;
+    try {
+      switch (plan[i]) {
+        case Step::kEdge:
+          error = co_await run_edge(run);
+          break;
+        case Step::kCloud:
+          error = co_await run_cloud(run);
+          break;
+        case Step::kCascade:
+          error = co_await run_cascade(*this, run);
+          break;
+        case Step::kSpeculative:
+          error = co_await run_speculative(*this, run);
+          break;
+        case Step::kCollaborate:
+          error = co_await run_collaborate(*this, run);
+          break;
+        case Step::kReview:
+          error = co_await run_review(*this, run, join(record.reasons), "", "");
+          break;
+      }
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    if (failure) {
+      // A fault of ours inside a tier fails that tier like any other failure: the next step
+      // of the plan answers when nothing was sent yet, else the response ends with a 500.
+      log_event(LogLevel::kError, "gateway", "tier_failed",
+                {{"request_id", record.request_id}, {"message", net::exception_text(failure)}});
+      error = internal_error(record.request_id);
     }
     if (!error) {
       break;
@@ -565,7 +653,7 @@ net::awaitable<void> Gateway::execute(CompletionRequest request, RequestContext 
   if (!record.routing.is_null()) {
     trace_decision(record, logged_prompt);
   }
-  write_trace(std::move(trace), record, failed);
+  finish_trace(failed);
   if (remember && !cluster_keys.empty() && (record.tier == "edge" || record.tier == "cloud")) {
     const auto ttl_ms = static_cast<int64_t>(config_.routing.consistency.ttl_s) * 1000;
     const std::string why = "pattern " + record.pattern + " answered on " + record.tier;

@@ -207,6 +207,9 @@ class Gateway {
   // also feeds the offline monitor.
   routing::HealthSnapshot health() const;
   // Runs one request to the end, writing into `sink`. `cancel` fires when the client leaves.
+  // An exception inside is logged and fails its tier like any failure (the plan's next step
+  // may answer); otherwise the response ends with a 500 `internal_error`, and the request's
+  // trace is written either way.
   net::awaitable<void> execute(CompletionRequest request, RequestContext context,
                                ResponseSink& sink, CancelSignal& cancel);
   // The routing decision for a request and every signal behind it, without generating.
@@ -280,6 +283,12 @@ class Gateway {
   // The egress guard and, behind it, one Upstream per configured upstream.
   Status create_upstreams();
 
+  // execute() without its last line of defence: execute() answers and traces what an
+  // exception out of this leaves unanswered (gateway.cpp).
+  struct Execution;
+  net::awaitable<void> execute_request(CompletionRequest request, RequestContext context,
+                                       ResponseSink& sink, CancelSignal& cancel,
+                                       Execution& execution);
   // Starts the trace writer when routing.traces is on (gateway_traces.cpp).
   Status start_traces(const std::string& database_path);
   // Completes `trace` from the record, counts the request (stats, gaming monitor) and queues

@@ -7,6 +7,7 @@
 
 #include "common/log.h"
 #include "net/sleep.h"
+#include "net/spawn.h"
 #include "server/canary.h"
 #include "server/gateway.h"
 #include "server/gateway_util.h"
@@ -82,10 +83,12 @@ void Gateway::start_monitors(net::asio::any_io_executor executor) {
   // waiter through a post that must not run beside the waiter on another I/O thread.
   const auto strand = [&] { return net::asio::make_strand(executor); };
   if (config_.operations.device.enabled) {
-    net::asio::co_spawn(strand(), poll_device_forever(*this, stop_probes_), net::asio::detached);
+    net::asio::co_spawn(strand(), poll_device_forever(*this, stop_probes_),
+                        net::log_failure("operations", "device_poll"));
   }
   if (config_.operations.canary.enabled && engine_ && !cloud_model().empty()) {
-    net::asio::co_spawn(strand(), canary_forever(*this, stop_probes_), net::asio::detached);
+    net::asio::co_spawn(strand(), canary_forever(*this, stop_probes_),
+                        net::log_failure("operations", "canary"));
   }
   if (config_.routing.consistency.enabled && !memory_sweeper_) {
     memory_sweeper_ = std::make_unique<store::ExpirySweeper>(
@@ -94,7 +97,8 @@ void Gateway::start_monitors(net::asio::any_io_executor executor) {
         unix_ms);
   }
   if (std::string_view(shared_->backend()) != "local") {
-    net::asio::co_spawn(strand(), sync_shared_forever(*this, stop_probes_), net::asio::detached);
+    net::asio::co_spawn(strand(), sync_shared_forever(*this, stop_probes_),
+                        net::log_failure("operations", "shared_state_sync"));
   }
 }
 

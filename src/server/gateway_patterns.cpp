@@ -6,6 +6,7 @@
 #include "common/answer_match.h"
 #include "common/log.h"
 #include "net/async_queue.h"
+#include "net/spawn.h"
 #include "routing/confidence.h"
 #include "server/gateway_util.h"
 #include "server/patterns.h"
@@ -303,29 +304,41 @@ net::awaitable<std::optional<ApiError>> run_speculative(Gateway& gateway, Gatewa
   // "confidence"); the "prompt" judge needs the edge's answer first.
   auto executor = co_await net::asio::this_coro::executor;
   auto verdicts = std::make_shared<net::AsyncQueue<CloudResult>>(executor);
-  CancelSignal verify_cancel;
-  const size_t link = run.cancel.on_cancel([&verify_cancel] { verify_cancel.cancel(); });
-  struct Unlink {
-    CancelSignal& signal;
-    size_t id;
-    ~Unlink() { signal.remove(id); }
-  } unlink{run.cancel, link};
-  DecisionRecord verify_record;  // usage of the verification, merged below
+  // The verification's state is shared with its coroutine: should this frame end early (an
+  // exception), the coroutine still has what it refers to, and is cancelled.
+  struct Verification {
+    CancelSignal cancel;
+    DecisionRecord record;  // usage of the verification, merged below
+  };
+  auto verifying_state = std::make_shared<Verification>();
+  const CancelRegistration link(run.cancel,
+                                [verifying_state] { verifying_state->cancel.cancel(); });
+  struct StopVerification {
+    Verification& verification;
+    ~StopVerification() { verification.cancel.cancel(); }
+  } stop_verification{*verifying_state};
+  CancelSignal& verify_cancel = verifying_state->cancel;
+  DecisionRecord& verify_record = verifying_state->record;
   verify_record.request_id = run.record.request_id;
   verify_record.client = run.record.client;
   verify_record.may_leave_device = run.record.may_leave_device;
   bool verifying = false;
   auto start_verification = [&](json body) {
     verifying = true;
+    // A verification that throws still gives its verdict (an error), so nobody waits for ever.
+    auto failed = net::on_failure("routing", "verification", [verdicts](std::exception_ptr) {
+      verdicts->push(CloudResult(
+          unavailable("the verification failed inside the gateway", "internal_error", 500)));
+    });
     net::asio::co_spawn(
         executor,
-        [&gateway, verdicts, kind, body = std::move(body), &verify_cancel,
-         &verify_record]() -> net::awaitable<void> {
+        [&gateway, verdicts, kind, body = std::move(body),
+         state = verifying_state]() -> net::awaitable<void> {
           auto answer =
-              co_await gateway.cloud_answer(kind, body, verify_cancel, verify_record, "verify");
+              co_await gateway.cloud_answer(kind, body, state->cancel, state->record, "verify");
           verdicts->push(std::move(answer));
         },
-        net::asio::detached);
+        std::move(failed));
   };
   if (judge != "prompt") {
     start_verification(with_logprobs(run.request.cloud_body, kind));

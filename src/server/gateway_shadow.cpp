@@ -7,6 +7,7 @@
 
 #include "common/answer_match.h"
 #include "common/log.h"
+#include "net/spawn.h"
 #include "routing/confidence.h"
 #include "routing/shadow_report.h"
 #include "server/gateway_util.h"
@@ -330,11 +331,15 @@ ShadowRequest::ShadowRequest(Gateway& gateway, ShadowMode& mode, const Completio
   state_->edge = State::Edge::kRunning;
   const config::KindCascade cascade =
       routing::cascade_settings(gateway.config().routing.cascade, kind);
+  // A sample whose edge side throws is over without an answer, never left running.
+  auto failed = net::on_failure("shadow", "shadow_edge", [state = state_](std::exception_ptr) {
+    state->edge_over(store::ShadowOutcome::kEdgeFailed);
+  });
   net::asio::co_spawn(
       executor,
       shadow_edge(gateway, state_, std::move(std::get<engine::GenerationRequest>(generation)),
                   cascade.weights, complexity),
-      net::asio::detached);
+      std::move(failed));
 }
 
 ShadowRequest::~ShadowRequest() {

@@ -150,11 +150,17 @@ net::awaitable<std::variant<engine::CompletionSummary, ApiError>> Gateway::edge_
   }
   auto request_handle = handle.value();
   const size_t registration = cancel.on_cancel([request_handle] { request_handle->cancel(); });
+  // However this frame ends (an exception from on_token included), the generation stops with
+  // it: its tokens would go to a queue nobody reads (after the summary, a no-op).
   struct Unregister {
     CancelSignal& signal;
     size_t id;
-    ~Unregister() { signal.remove(id); }
-  } unregister{cancel, registration};
+    engine::RequestHandle& handle;
+    ~Unregister() {
+      signal.remove(id);
+      handle.cancel();
+    }
+  } unregister{cancel, registration, *request_handle};
 
   bool stopped = false;  // the handler asked to stop: drain to the summary, deliver nothing
   while (true) {

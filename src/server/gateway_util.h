@@ -67,6 +67,17 @@ inline ApiError egress_refused(const upstream::EgressRefusal& refusal) {
   return e;
 }
 
+// A fault inside the gateway (a bug, never the client's or an upstream's doing): 500. The
+// client is told it is logged under the request's id, never what it was.
+inline ApiError internal_error(const std::string& request_id) {
+  ApiError e = unavailable(
+      "the gateway failed while answering this request; the failure is "
+      "logged with request id " +
+          request_id,
+      "internal_error", 500);
+  return e;
+}
+
 inline ApiError client_gone() {
   return api_error_from(make_error(ErrorCode::kCancelled, "the client went away"));
 }

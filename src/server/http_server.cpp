@@ -2,19 +2,19 @@
 
 #include <chrono>
 #include <iostream>
-#include <mutex>
-#include <set>
 
 #include <sys/socket.h>
 
 #include "net/asio.h"
 #include "net/async_queue.h"
+#include "net/spawn.h"
 #include "net/sse.h"
 #include "server/access.h"
 #include "server/canary.h"
 #include "server/dashboard.h"
 #include "server/embeddings_api.h"
 #include "server/gateway_util.h"
+#include "server/in_flight.h"
 #include "server/operations_api.h"
 #include "server/responses.h"
 #include "server/shadow_api.h"
@@ -41,8 +41,7 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
   IoContext ioc;
   net::tcp::acceptor acceptor{ioc};
   std::atomic<bool> shutting_down{false};
-  std::mutex mutex;
-  std::set<CancelSignal*> in_flight;  // guarded by mutex: requests being answered
+  InFlightRequests in_flight;  // requests being answered: shutdown cancels what is left
   std::vector<std::thread> threads;
 
   const config::OperationsConfig& operations;
@@ -187,6 +186,7 @@ class StreamingSink final : public ResponseSink {
 
   bool began() const { return began_; }
   bool broken() const { return broken_; }
+  bool ended() const { return ended_; }
 
   net::awaitable<bool> begin(const DecisionRecord& record) override {
     http::response<http::empty_body> res{http::status::ok, 11};
@@ -224,6 +224,10 @@ class StreamingSink final : public ResponseSink {
   }
 
   net::awaitable<void> finish(const Outcome& outcome, const DecisionRecord& record) override {
+    if (ended_) {
+      co_return;
+    }
+    ended_ = true;
     json last = finish_chunk(kind_, ids_, outcome.finish_reason);
     if (include_usage_) {
       const std::string finish = dump(last);
@@ -240,6 +244,10 @@ class StreamingSink final : public ResponseSink {
   }
 
   net::awaitable<void> fail(const ApiError& error, const DecisionRecord& record) override {
+    if (ended_) {
+      co_return;
+    }
+    ended_ = true;
     if (!began_) {
       failed_before_start_ = error;
       record_ = record;
@@ -298,6 +306,7 @@ class StreamingSink final : public ResponseSink {
   bool began_ = false;
   bool first_ = true;
   bool broken_ = false;
+  bool ended_ = false;  // finish() or fail() ran: nothing more is written
   std::optional<ApiError> failed_before_start_;
   DecisionRecord record_;
 };
@@ -317,15 +326,20 @@ class BufferedSink final : public ResponseSink {
     co_return true;
   }
   net::awaitable<void> finish(const Outcome& outcome, const DecisionRecord& record) override {
-    body_ = completion_response(kind_, ids_, answer_, outcome, record);
-    tier_ = record.tier;
+    if (!ended()) {
+      body_ = completion_response(kind_, ids_, answer_, outcome, record);
+      tier_ = record.tier;
+    }
     co_return;
   }
   net::awaitable<void> fail(const ApiError& error, const DecisionRecord& record) override {
-    error_ = error;
-    record_ = record.to_json();
+    if (!ended()) {
+      error_ = error;
+      record_ = record.to_json();
+    }
     co_return;
   }
+  bool ended() const { return error_.has_value() || !body_.is_null(); }
 
   Response response(bool keep_alive) const {
     if (error_) {
@@ -350,6 +364,14 @@ class BufferedSink final : public ResponseSink {
   std::optional<ApiError> error_;
   json record_;
 };
+
+// An exception that escaped an endpoint: logged with what it was, answered as a 500 that says
+// only that (and under which request id, when there is one).
+ApiError request_failed(const std::exception_ptr& failure, const std::string& request_id) {
+  log_event(LogLevel::kError, "server", "request_failed",
+            {{"request_id", request_id}, {"message", net::exception_text(failure)}});
+  return internal_error(request_id.empty() ? "(none)" : request_id);
+}
 
 // Watches an idle-reading socket while a request is answered: the peer closing it (EOF or
 // reset) means the client is gone, and its request is cancelled. Data (a pipelined request)
@@ -413,13 +435,11 @@ net::awaitable<std::optional<Response>> HttpServer::State::complete(
   }
 
   CancelSignal cancel;
-  {
-    std::lock_guard lock(mutex);
-    in_flight.insert(&cancel);
-  }
+  const auto registered = in_flight.enter(cancel);
   auto executor = co_await asio::this_coro::executor;
   auto done = std::make_shared<bool>(false);
-  asio::co_spawn(executor, watch_disconnect(stream.socket(), done, cancel), asio::detached);
+  asio::co_spawn(executor, watch_disconnect(stream.socket(), done, cancel),
+                 net::log_failure("server", "watch_disconnect"));
   // The whole request, streaming included, is bounded by request_timeout_ms.
   auto deadline = std::make_shared<asio::steady_timer>(
       executor, std::chrono::milliseconds(server.request_timeout_ms));
@@ -428,14 +448,41 @@ net::awaitable<std::optional<Response>> HttpServer::State::complete(
       cancel.cancel();
     }
   });
+  // However the request ends (an exception included), the watch and the deadline let go of
+  // `cancel` before it goes away.
+  struct Release {
+    std::shared_ptr<bool> done;
+    std::shared_ptr<asio::steady_timer> deadline;
+    beast::tcp_stream& stream;
+    ~Release() {
+      *done = true;
+      deadline->cancel();
+      boost::system::error_code ignored;
+      stream.socket().cancel(ignored);  // ends the disconnect watch
+    }
+  } release{done, deadline, stream};
 
   std::optional<Response> res;
   const ResponseIds ids = new_response_ids(kind, request.model);
   context.request_id = ids.id;
+  std::exception_ptr failure;  // escaped the gateway's own handling: a 500 or the stream's end
   if (request.stream) {
     StreamingSink sink(stream, kind, ids, request.include_usage, keep_alive);
-    co_await gateway->execute(std::move(request), std::move(context), sink, cancel);
-    if (sink.failed_before_start()) {
+    try {
+      co_await gateway->execute(std::move(request), std::move(context), sink, cancel);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    if (failure && sink.began()) {
+      // The stream ends with an error event; the connection is not reused (set first, so that
+      // the session closes it rather than answers, should the event fail too).
+      ec = asio::error::broken_pipe;
+      DecisionRecord record;
+      record.request_id = ids.id;
+      co_await sink.fail(request_failed(failure, ids.id), record);
+    } else if (failure) {
+      res = error_response(request_failed(failure, ids.id), false);
+    } else if (sink.failed_before_start()) {
       res = error_response(*sink.failed_before_start(), keep_alive);
       json body = error_body(*sink.failed_before_start());
       body["tandem"] = sink.record().to_json();
@@ -448,16 +495,13 @@ net::awaitable<std::optional<Response>> HttpServer::State::complete(
     // Also after a cancellation: a client that is gone makes the write fail, one that hit
     // request_timeout_ms gets the error.
     BufferedSink sink(kind, ids);
-    co_await gateway->execute(std::move(request), std::move(context), sink, cancel);
-    res = sink.response(keep_alive);
-  }
-  *done = true;
-  deadline->cancel();
-  boost::system::error_code ignored;
-  stream.socket().cancel(ignored);  // ends the disconnect watch
-  {
-    std::lock_guard lock(mutex);
-    in_flight.erase(&cancel);
+    try {
+      co_await gateway->execute(std::move(request), std::move(context), sink, cancel);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    res = failure && !sink.ended() ? error_response(request_failed(failure, ids.id), keep_alive)
+                                   : sink.response(keep_alive);
   }
   co_return res;
 }
@@ -600,15 +644,8 @@ net::awaitable<Response> HttpServer::State::run_canary_now(Caller caller, bool k
         keep_alive);
   }
   CancelSignal cancel;
-  {
-    std::lock_guard lock(mutex);
-    in_flight.insert(&cancel);
-  }
+  const auto registered = in_flight.enter(cancel);
   const auto run = co_await tandem::server::run_canary(*gateway, cancel);
-  {
-    std::lock_guard lock(mutex);
-    in_flight.erase(&cancel);
-  }
   gateway->record_canary(run);
   co_return json_response(200, canary_json(run), keep_alive);
 }
@@ -719,6 +756,7 @@ net::awaitable<void> HttpServer::State::session(net::tcp::socket socket) {
 
     // Every branch leaves its answer in `res` (or writes a stream itself): one write below.
     std::optional<Response> res;
+    std::exception_ptr failure;  // an endpoint threw: answered, then the connection closes
     const auto caller = authenticate(server, target.substr(0, target.find('?')),
                                      header_of(req, http::field::authorization));
     if (over_capacity) {
@@ -730,12 +768,25 @@ net::awaitable<void> HttpServer::State::session(net::tcp::socket socket) {
     } else if (const ApiError* denied = std::get_if<ApiError>(&caller)) {
       res = error_response(*denied, keep_alive);
     } else {
-      res = co_await dispatch(stream, req, target, std::get<Caller>(caller), keep_alive, ec);
+      // An exception out of an endpoint is answered with a 500, not a dropped connection,
+      // unless a stream had begun (complete() then sets `ec`): that connection is closed.
+      try {
+        res = co_await dispatch(stream, req, target, std::get<Caller>(caller), keep_alive, ec);
+      } catch (...) {
+        failure = std::current_exception();
+      }
+      if (failure) {
+        const ApiError error = request_failed(failure, "");
+        res.reset();
+        if (!ec) {
+          res = error_response(error, false);
+        }
+      }
     }
     if (res) {
       co_await http::async_write(stream, *res, asio::redirect_error(net::use_awaitable, ec));
     }
-    if (ec || !keep_alive) {
+    if (ec || !keep_alive || failure) {
       break;
     }
   }
@@ -761,7 +812,7 @@ net::awaitable<void> HttpServer::State::accept_loop() {
       continue;
     }
     auto executor = socket.get_executor();
-    asio::co_spawn(executor, session(std::move(socket)), asio::detached);
+    asio::co_spawn(executor, session(std::move(socket)), net::log_failure("server", "session"));
   }
 }
 
@@ -773,21 +824,13 @@ net::awaitable<void> HttpServer::State::shutdown_sequence() {
   const auto deadline = Clock::now() + std::chrono::milliseconds(server.shutdown_grace_ms);
   asio::steady_timer tick(ioc);
   while (Clock::now() < deadline) {
-    {
-      std::lock_guard lock(mutex);
-      if (in_flight.empty()) {
-        break;
-      }
+    if (in_flight.size() == 0) {
+      break;
     }
     tick.expires_after(std::chrono::milliseconds(20));
     co_await tick.async_wait(asio::redirect_error(net::use_awaitable, ec));
   }
-  {
-    std::lock_guard lock(mutex);
-    for (CancelSignal* cancel : in_flight) {
-      cancel->cancel();
-    }
-  }
+  in_flight.cancel_all();
   // Give cancelled requests a moment to write their last bytes, then stop.
   tick.expires_after(std::chrono::milliseconds(100));
   co_await tick.async_wait(asio::redirect_error(net::use_awaitable, ec));
@@ -843,7 +886,7 @@ HttpServer::~HttpServer() {
 
 void HttpServer::run() {
   state_->gateway->start_probes(state_->ioc.get_executor());
-  asio::co_spawn(state_->ioc, state_->accept_loop(), asio::detached);
+  asio::co_spawn(state_->ioc, state_->accept_loop(), net::log_failure("server", "accept_loop"));
   const int extra = std::max(0, state_->server.threads - 1);
   for (int i = 0; i < extra; ++i) {
     state_->threads.emplace_back([state = state_] { state->ioc.run(); });
@@ -862,7 +905,8 @@ void HttpServer::shutdown() {
   if (state_->shutting_down.exchange(true)) {
     return;
   }
-  asio::co_spawn(state_->ioc, state_->shutdown_sequence(), asio::detached);
+  asio::co_spawn(state_->ioc, state_->shutdown_sequence(),
+                 net::log_failure("server", "shutdown_sequence"));
 }
 
 }  // namespace tandem::server
