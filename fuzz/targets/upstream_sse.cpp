@@ -29,18 +29,54 @@ std::vector<std::string> events_of(const std::vector<std::string_view>& pieces) 
   return events;
 }
 
-// parse_cloud_chunk's contract: malformed JSON, anything but an object, an {"error": ...} object
-// and JSON nested too deeply to copy safely fail; every other object is an event.
+// Whether an object has the structure of an answer (a chunk with `whole` false): `choices`
+// absent or null (a chunk only), else a list whose first item, if any (a whole answer needs
+// one), is an object; for chat its message (whole: required) or delta an object when there.
+bool has_answer_structure(const nlohmann::json& json, ApiKind kind, bool whole) {
+  const auto choices = json.find("choices");
+  if (choices == json.end() || choices->is_null()) {
+    return !whole;
+  }
+  if (!choices->is_array()) {
+    return false;
+  }
+  if (choices->empty()) {
+    return !whole;
+  }
+  const auto& choice = (*choices)[0];
+  if (!choice.is_object()) {
+    return false;
+  }
+  if (kind != ApiKind::kChat) {
+    return true;
+  }
+  const auto message = choice.find(whole ? "message" : "delta");
+  if (message == choice.end() || message->is_null()) {
+    return !whole;
+  }
+  return message->is_object();
+}
+
+// parse_cloud_chunk's contract: malformed JSON, anything but an object, an {"error": ...}
+// object, JSON nested too deeply to copy safely, and an object without an answer's structure
+// fail; every other object is an event, whatever type its fields have (it never throws), with
+// token counts in [0, INT32_MAX].
 void check_chunk(const std::string& data, ApiKind kind, bool whole) {
   const auto event = upstream::parse_cloud_chunk(data, kind, whole);
   const auto json = nlohmann::json::parse(data, nullptr, false);
   const bool usable = json_nesting_depth(data) <= kMaxJsonDepth && !json.is_discarded() &&
-                      json.is_object() && !json.contains("error");
+                      json.is_object() && !json.contains("error") &&
+                      has_answer_structure(json, kind, whole);
   FUZZ_CHECK(event.ok() == usable);
   if (!event.ok()) {
     FUZZ_CHECK(!event.error().message.empty());
     return;
   }
+  if (event->usage) {
+    FUZZ_CHECK(event->usage->prompt_tokens >= 0 && event->usage->completion_tokens >= 0 &&
+               event->usage->cached_prompt_tokens >= 0);
+  }
+  FUZZ_CHECK(!whole || event->has_choice);
   // Tool calls and reasoning are chat's; every call kept is within bounds and carries something.
   if (kind == ApiKind::kCompletion) {
     FUZZ_CHECK(event->tool_calls.empty() && event->reasoning.empty());

@@ -26,9 +26,9 @@ json DecisionRecord::cost_json() const {
     const TierUsage edge = edge_usage.value_or(TierUsage{});
     const TierUsage cloud = cloud_usage.value_or(TierUsage{});
     const int prompt = std::max(edge.prompt_tokens, cloud.prompt_tokens);
-    int completion = tier == "edge" ? edge.completion_tokens : cloud.completion_tokens;
+    int64_t completion = tier == "edge" ? edge.completion_tokens : cloud.completion_tokens;
     if (!collaboration.is_null()) {
-      completion = edge.completion_tokens + cloud.completion_tokens;
+      completion = int64_t{edge.completion_tokens} + cloud.completion_tokens;
     }
     const double all_cloud =
         (prompt * cloud_prices->input_per_million + completion * cloud_prices->output_per_million) /

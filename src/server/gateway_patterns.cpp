@@ -262,13 +262,14 @@ net::awaitable<std::optional<ApiError>> run_cascade(Gateway& gateway, Gateway::R
   if (run.started && !co_await revise(run, "edge", "cloud", why)) {
     co_return client_gone();
   }
-  const bool streamed_edge = run.started;
   auto cloud_error = co_await gateway.run_cloud(run);
   if (!cloud_error) {
     run.record.tier = "cloud";
     co_return std::nullopt;
   }
-  if (streamed_edge || cloud_error->status == 499 || run.cancel.cancelled()) {
+  // Once the client has something (the edge's streamed draft, or the cloud's first pieces
+  // before it failed), the edge's answer cannot follow: the response ends with the error.
+  if (run.started || cloud_error->status == 499 || run.cancel.cancelled()) {
     co_return cloud_error;
   }
   // The cloud failed before answering: the edge's own answer is better than none.
@@ -580,7 +581,10 @@ net::awaitable<std::optional<ApiError>> run_collaborate(Gateway& gateway, Gatewa
       continue;
     }
     const auto& cloud = std::get<Gateway::CloudAnswer>(answer);
-    const int written = std::max(cloud.usage.completion_tokens, cloud.text.empty() ? 0 : 1);
+    // What the upstream says it wrote, within what it was asked for: a report beyond the budget
+    // (malformed, or hostile) cannot push the counts below out of range.
+    const int written =
+        std::min(std::max(cloud.usage.completion_tokens, cloud.text.empty() ? 0 : 1), budget);
     cloud_tokens += written;
     segments.push_back({{"tier", "cloud"}, {"tokens", written}});
     Piece piece;

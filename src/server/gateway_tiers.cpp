@@ -51,14 +51,16 @@ json edge_logprobs(const engine::TokenEvent& event, ApiKind kind, size_t text_of
           {"text_offset", json::array({text_offset})}};
 }
 
-// A cloud chunk's logprobs in the same shape as edge_logprobs (chat: the content list).
+// A cloud chunk's logprobs in the same shape as edge_logprobs (chat: the content list;
+// completions: the object of parallel lists). Anything else is no logprobs.
 json cloud_logprobs(const json& logprobs, ApiKind kind) {
-  if (logprobs.is_null()) {
+  if (!logprobs.is_object()) {
     return nullptr;
   }
   if (kind == ApiKind::kChat) {
-    if (logprobs.is_object() && logprobs.contains("content") && logprobs["content"].is_array()) {
-      return logprobs["content"];
+    const auto content = logprobs.find("content");
+    if (content != logprobs.end() && content->is_array()) {
+      return *content;
     }
     return nullptr;
   }
@@ -279,9 +281,9 @@ void Gateway::add_cloud_usage(DecisionRecord& record, const upstream::Upstream& 
   record.cloud_upstream = u.name();
   record.cloud_model = u.config().models.at(model);
   TierUsage total = record.cloud_usage.value_or(TierUsage{});
-  total.prompt_tokens += usage.prompt_tokens;
-  total.completion_tokens += usage.completion_tokens;
-  total.cached_prompt_tokens += usage.cached_prompt_tokens;
+  total.prompt_tokens = add_tokens(total.prompt_tokens, usage.prompt_tokens);
+  total.completion_tokens = add_tokens(total.completion_tokens, usage.completion_tokens);
+  total.cached_prompt_tokens = add_tokens(total.cached_prompt_tokens, usage.cached_prompt_tokens);
   record.cloud_usage = total;
   record.cloud_cost_usd += (usage.prompt_tokens * u.config().prices.input_per_million +
                             usage.completion_tokens * u.config().prices.output_per_million) /

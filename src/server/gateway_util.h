@@ -27,6 +27,13 @@ inline int64_t unix_ms() {
       .count();
 }
 
+// Token counts add up without overflowing: an upstream may report any count up to INT32_MAX,
+// several times in one request (fallbacks, hand-offs, a verification).
+inline int add_tokens(int a, int b) {
+  const int64_t sum = static_cast<int64_t>(a) + b;
+  return static_cast<int>(std::clamp<int64_t>(sum, 0, INT32_MAX));
+}
+
 inline std::string join(const std::vector<std::string>& items, std::string_view separator = ", ") {
   std::string out;
   for (const auto& item : items) {

@@ -26,7 +26,7 @@ std::string random_suffix() {
 json usage_json(const TierUsage& usage) {
   return {{"prompt_tokens", usage.prompt_tokens},
           {"completion_tokens", usage.completion_tokens},
-          {"total_tokens", usage.prompt_tokens + usage.completion_tokens},
+          {"total_tokens", int64_t{usage.prompt_tokens} + usage.completion_tokens},
           {"prompt_tokens_details", {{"cached_tokens", usage.cached_prompt_tokens}}}};
 }
 

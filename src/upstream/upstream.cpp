@@ -48,21 +48,76 @@ std::string error_message_of(const std::string& body) {
   return body.substr(0, 200);
 }
 
-// A token count from an upstream's usage object; 0 when absent, not a count, or out of range
-// (a malformed reply is not worth failing an answer over, nor may it throw).
-int token_count(const nlohmann::json& usage, const char* key) {
+// What a JSON value is, for a message about a field of the wrong type.
+std::string kind_of(const nlohmann::json& value) {
+  if (value.is_null()) {
+    return "null";
+  }
+  if (value.is_number_float()) {
+    return "a fraction";
+  }
+  if (value.is_number()) {
+    return "a number";
+  }
+  const std::string name = value.type_name();
+  return (name == "array" || name == "object" ? "an " : "a ") + name;
+}
+
+// A token count from an upstream's usage object: 0 when absent, and 0 with a note in `problems`
+// when it is not a count (null, text, a fraction, negative or beyond int). A malformed usage is
+// not worth failing an answer over, and reading it never throws.
+int token_count(const nlohmann::json& usage, const char* key, const char* where,
+                std::string& problems) {
   const auto it = usage.find(key);
-  if (it == usage.end() || !it->is_number_integer()) {
+  if (it == usage.end()) {
     return 0;
   }
-  const auto value = it->get<int64_t>();
-  return value < 0 || value > INT32_MAX ? 0 : static_cast<int>(value);
+  if (it->is_number_integer()) {
+    const auto value = it->get<int64_t>();
+    if (value >= 0 && value <= INT32_MAX) {
+      return static_cast<int>(value);
+    }
+  }
+  problems += std::string(problems.empty() ? "" : "; ") + where + key + " is " +
+              (it->is_number_integer() ? std::to_string(it->get<int64_t>()) : kind_of(*it));
+  return 0;
+}
+
+// The usage object of a chunk or answer; nullopt when it has none (absent or null, as OpenAI
+// sends on every chunk but the last).
+std::optional<CloudUsage> usage_of(const nlohmann::json& json, std::string& problems) {
+  const auto usage = json.find("usage");
+  if (usage == json.end() || usage->is_null()) {
+    return std::nullopt;
+  }
+  if (!usage->is_object()) {
+    problems = "usage is " + kind_of(*usage);
+    return std::nullopt;
+  }
+  CloudUsage u;
+  u.prompt_tokens = token_count(*usage, "prompt_tokens", "usage.", problems);
+  u.completion_tokens = token_count(*usage, "completion_tokens", "usage.", problems);
+  const auto details = usage->find("prompt_tokens_details");
+  if (details != usage->end() && details->is_object()) {
+    u.cached_prompt_tokens =
+        token_count(*details, "cached_tokens", "usage.prompt_tokens_details.", problems);
+  }
+  return u;
 }
 
 // The string at `key`, or "" when absent or not a string.
 std::string string_at(const nlohmann::json& object, const char* key) {
   const auto it = object.find(key);
   return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// The string at `key`, or nullopt when absent or not a string.
+std::optional<std::string> optional_string_at(const nlohmann::json& object, const char* key) {
+  const auto it = object.find(key);
+  if (it == object.end() || !it->is_string()) {
+    return std::nullopt;
+  }
+  return it->get<std::string>();
 }
 
 // One item of a delta's tool_calls, or with `whole` of a message's (which have no index: the
@@ -146,41 +201,53 @@ Result<CloudEvent> parse_cloud_chunk(const std::string& data, ApiKind kind, bool
   if (const auto model = json.find("model"); model != json.end() && model->is_string()) {
     event.model = model->get<std::string>();
   }
+  // The answer's structure must be there: without choices (a whole answer), or with a choice
+  // or message of the wrong type, there is no answer to read. Fields inside it of the wrong
+  // type are ignored.
+  const auto malformed = [&](const std::string& what) {
+    return make_error(ErrorCode::kInternal, "the upstream sent a malformed " +
+                                                std::string(whole ? "answer" : "stream event") +
+                                                ": " + what);
+  };
   const auto choices = json.find("choices");
-  if (choices != json.end() && choices->is_array() && !choices->empty()) {
+  const bool has_choices = choices != json.end() && !choices->is_null();
+  if (has_choices && !choices->is_array()) {
+    return malformed("choices is " + kind_of(*choices) + ", not a list");
+  }
+  if (whole && (!has_choices || choices->empty())) {
+    return malformed("it has no choices");
+  }
+  if (has_choices && !choices->empty()) {
     const auto& choice = (*choices)[0];
+    if (!choice.is_object()) {
+      return malformed("choices[0] is " + kind_of(choice) + ", not an object");
+    }
+    event.has_choice = true;
     if (kind == ApiKind::kChat) {
-      const auto delta = choice.find(whole ? "message" : "delta");
-      if (delta != choice.end() && delta->is_object()) {
+      const char* key = whole ? "message" : "delta";
+      const auto delta = choice.find(key);
+      const bool present = delta != choice.end() && !delta->is_null();
+      if (present && !delta->is_object()) {
+        return malformed("choices[0]." + std::string(key) + " is " + kind_of(*delta) +
+                         ", not an object");
+      }
+      if (whole && !present) {
+        return malformed("choices[0] has no message");
+      }
+      if (present) {
         event.text = string_at(*delta, "content");
         read_chat_extras(*delta, whole, event);
       }
     } else {
-      const auto text = choice.find("text");
-      if (text != choice.end() && text->is_string()) {
-        event.text = text->get<std::string>();
-      }
+      event.text = string_at(choice, "text");
     }
     const auto logprobs = choice.find("logprobs");
     if (logprobs != choice.end() && !logprobs->is_null()) {
       event.logprobs = *logprobs;
     }
-    const auto finish = choice.find("finish_reason");
-    if (finish != choice.end() && finish->is_string()) {
-      event.finish_reason = finish->get<std::string>();
-    }
+    event.finish_reason = optional_string_at(choice, "finish_reason");
   }
-  const auto usage = json.find("usage");
-  if (usage != json.end() && usage->is_object()) {
-    CloudUsage u;
-    u.prompt_tokens = token_count(*usage, "prompt_tokens");
-    u.completion_tokens = token_count(*usage, "completion_tokens");
-    const auto details = usage->find("prompt_tokens_details");
-    if (details != usage->end() && details->is_object()) {
-      u.cached_prompt_tokens = token_count(*details, "cached_tokens");
-    }
-    event.usage = u;
-  }
+  event.usage = usage_of(json, event.usage_problem);
   return event;
 }
 
@@ -236,6 +303,14 @@ void Upstream::note_circuit(CircuitState before, const std::string& why) {
               {{"upstream", config_.name},
                {"consecutive_failures", std::to_string(breaker_.consecutive_failures())},
                {"reason", why}});
+  }
+}
+
+void Upstream::note_usage_problem(const CloudEvent& event) const {
+  if (!event.usage_problem.empty()) {
+    log_event(LogLevel::kWarn, "upstream", "usage_malformed",
+              {{"upstream", config_.name},
+               {"message", event.usage_problem + "; counted as 0 (unknown)"}});
   }
 }
 
@@ -336,6 +411,7 @@ net::awaitable<std::optional<UpstreamFailure>> Upstream::attempt(const CloudRequ
       co_return make_failure(config_.name, Kind::kProtocol,
                              "upstream " + config_.name + ": " + event.error().message);
     }
+    note_usage_problem(*event);
     delivered = true;
     if (!co_await sink(std::move(event).value())) {
       cancel.cancel();
@@ -352,6 +428,12 @@ net::awaitable<std::optional<UpstreamFailure>> Upstream::attempt(const CloudRequ
   net::SseParser parser;
   std::vector<std::string> events;
   bool finished = false;
+  bool answered = false;  // some chunk carried a choice: a stream of none answered nothing
+  const auto no_answer = [&] {
+    return make_failure(config_.name, Kind::kProtocol,
+                        "upstream " + config_.name +
+                            ": the upstream sent a malformed stream: no event carried choices");
+  };
   while (true) {
     auto part = co_await exchange->read_some();
     if (auto* failed = std::get_if<HttpFailure>(&part)) {
@@ -362,6 +444,9 @@ net::awaitable<std::optional<UpstreamFailure>> Upstream::attempt(const CloudRequ
       if (finished) {
         co_return std::nullopt;  // some servers end without [DONE]
       }
+      if (!answered) {
+        co_return no_answer();
+      }
       co_return make_failure(config_.name, Kind::kProtocol,
                              "upstream " + config_.name + " ended the stream before it finished");
     }
@@ -371,6 +456,9 @@ net::awaitable<std::optional<UpstreamFailure>> Upstream::attempt(const CloudRequ
     }
     for (const auto& data : events) {
       if (data == "[DONE]") {
+        if (!answered) {
+          co_return no_answer();
+        }
         // Read the stream's terminating chunk too, so the connection can be pooled.
         auto rest = co_await exchange->read_some();
         if (std::holds_alternative<std::string>(rest) && !std::get<std::string>(rest).empty()) {
@@ -384,10 +472,14 @@ net::awaitable<std::optional<UpstreamFailure>> Upstream::attempt(const CloudRequ
                                "upstream " + config_.name + ": " + event.error().message);
       }
       finished = finished || event->finish_reason.has_value();
+      answered = answered || event->has_choice;
+      note_usage_problem(*event);
       if (!event->has_output() && !event->finish_reason && !event->usage) {
         continue;  // e.g. the role-only first chunk
       }
-      delivered = true;
+      // Only output makes a retry unsafe: a usage, a finish or a model alone is overwritten by
+      // the next attempt's.
+      delivered = delivered || event->has_output();
       if (!co_await sink(std::move(event).value())) {
         cancel.cancel();
         co_return make_failure(config_.name, Kind::kCancelled, "the client went away");

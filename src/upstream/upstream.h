@@ -65,7 +65,11 @@ struct CloudEvent {
   std::vector<CloudToolCallDelta> tool_calls;  // (chat)
   std::optional<std::string> finish_reason;
   std::optional<CloudUsage> usage;
-  std::string model;  // the model the upstream says answered ("" when the chunk names none)
+  // What was wrong with the usage object, when something was ("usage.prompt_tokens is null"):
+  // the counts it concerns read as 0 (unknown), and the upstream call logs it.
+  std::string usage_problem;
+  std::string model;        // the model the upstream says answered ("" when the chunk names none)
+  bool has_choice = false;  // choices[0] was there (a stream that never has one is malformed)
 
   // Carries something of the answer for the client (not only usage, a finish or a model).
   bool has_output() const {
@@ -173,6 +177,8 @@ class Upstream {
                                                               CancelSignal& cancel);
   std::chrono::milliseconds backoff(int attempt, const HttpFailure& failure);
   void set_last_error(const std::string& message);
+  // Logs what was wrong with an event's usage object, if anything.
+  void note_usage_problem(const CloudEvent& event) const;
   // Change state, logging transitions.
   void set_online(bool online, const std::string& why);
   void note_circuit(CircuitState before, const std::string& why);
@@ -190,11 +196,16 @@ class Upstream {
 };
 
 // Parses one upstream stream chunk (`data:` payload), or with `whole` a complete
-// non-streaming response (choices[0].message instead of .delta). Fails on JSON errors and on
-// an {"error": ...} object. Fields of the wrong type are ignored, as are tool call items that
-// are not objects, have an index that is not an integer in [0, kMaxToolCalls), a type other
-// than "function", or carry no id, name or arguments; arguments sent as a JSON value rather
-// than text are relayed as that value's JSON text.
+// non-streaming response (choices[0].message instead of .delta). Fails (a malformed reply, which
+// the caller treats like any protocol failure of the upstream: retried, counted by the circuit,
+// then the next upstream or tier) on JSON errors, an {"error": ...} object, `choices` that is
+// not a list (null reads as absent), a choices[0] that is not an object, a chat
+// message/delta that is not an object, and for a whole answer no choices or no message. Fields
+// inside the answer of the wrong type are ignored: text, reasoning and finish_reason that are
+// not strings, tool call items that are not objects, have an index that is not an integer in
+// [0, kMaxToolCalls), a type other than "function", or carry no id, name or arguments; arguments
+// sent as a JSON value rather than text are relayed as that value's JSON text. Usage counts that
+// are not integers in [0, INT32_MAX] read as 0 and are named in usage_problem. Never throws.
 Result<CloudEvent> parse_cloud_chunk(const std::string& data, ApiKind kind, bool whole = false);
 
 // Parses an upstream's answer to an embeddings request of `inputs` inputs. Fails (a malformed

@@ -7,7 +7,6 @@
 
 #include "common/answer_match.h"
 #include "routing/complexity_model.h"
-#include "store/trace_log.h"
 #include "test_harness.h"
 
 namespace tandem::test {
@@ -546,41 +545,6 @@ TEST(RoutingGatewayTest, SimilarQueriesOfAClientKeepTheirTier) {
 }
 
 // ---- Routing traces ------------------------------------------------------------------------
-
-// A fresh routing database under the temp directory, removed with the test.
-class TraceDir {
- public:
-  explicit TraceDir(const std::string& name)
-      : dir_(std::filesystem::temp_directory_path() /
-             ("tandem-" + name + "-" + std::to_string(::getpid()))) {
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-  ~TraceDir() { std::filesystem::remove_all(dir_); }
-  std::string db() const { return (dir_ / "tandem.db").string(); }
-  // Every byte SQLite keeps for the database: the file, its WAL and shared memory.
-  std::string bytes() const {
-    std::string all;
-    for (const char* suffix : {"", "-wal", "-shm"}) {
-      std::ifstream in(db() + suffix, std::ios::binary);
-      all.append(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    }
-    return all;
-  }
-  std::vector<store::TraceRecord> traces() const {
-    auto database = store::open_trace_database(db());
-    EXPECT_TRUE(database) << database.error().message;
-    if (!database) {
-      return {};
-    }
-    auto rows = store::TraceLog(*database).read({});
-    EXPECT_TRUE(rows) << rows.error().message;
-    return rows ? *rows : std::vector<store::TraceRecord>{};
-  }
-
- private:
-  std::filesystem::path dir_;
-};
 
 TEST(RoutingGatewayTest, EveryRequestLeavesATraceWithoutItsText) {
   FaultUpstream fault;

@@ -24,6 +24,7 @@
 #include "net/asio.h"
 #include "server/edge_options.h"
 #include "server/http_server.h"
+#include "store/trace_log.h"
 
 namespace tandem::test {
 
@@ -319,6 +320,41 @@ class GatewayUnderTest {
   std::shared_ptr<server::Gateway> gateway_;
   std::unique_ptr<server::HttpServer> server_;
   std::thread thread_;
+};
+
+// A fresh routing database under the temp directory, removed with the test.
+class TraceDir {
+ public:
+  explicit TraceDir(const std::string& name)
+      : dir_(std::filesystem::temp_directory_path() /
+             ("tandem-" + name + "-" + std::to_string(::getpid()))) {
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  ~TraceDir() { std::filesystem::remove_all(dir_); }
+  std::string db() const { return (dir_ / "tandem.db").string(); }
+  // Every byte SQLite keeps for the database: the file, its WAL and shared memory.
+  std::string bytes() const {
+    std::string all;
+    for (const char* suffix : {"", "-wal", "-shm"}) {
+      std::ifstream in(db() + suffix, std::ios::binary);
+      all.append(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    return all;
+  }
+  std::vector<store::TraceRecord> traces() const {
+    auto database = store::open_trace_database(db());
+    EXPECT_TRUE(database) << database.error().message;
+    if (!database) {
+      return {};
+    }
+    auto rows = store::TraceLog(*database).read({});
+    EXPECT_TRUE(rows) << rows.error().message;
+    return rows ? *rows : std::vector<store::TraceRecord>{};
+  }
+
+ private:
+  std::filesystem::path dir_;
 };
 
 inline json chat(const std::string& model, const std::string& content, int max_tokens = 16,

@@ -192,6 +192,9 @@ enum class Fault {
   kOversized,
   kToolCalls,
   kMalformedToolCalls,
+  kMalformedUsage,
+  kNoChoices,
+  kMalformedChoices,
 };
 
 struct Behaviour {
@@ -229,7 +232,7 @@ std::optional<Behaviour> parse_model_name(std::string_view model) {
     std::string_view name;
     Fault fault;
   };
-  constexpr std::array<FixedName, 12> kFixedNames = {{
+  constexpr std::array<FixedName, 15> kFixedNames = {{
       {"fault-ok", Fault::kOk},
       {"fault-429", Fault::kRateLimit},
       {"fault-500", Fault::kServerError},
@@ -242,6 +245,9 @@ std::optional<Behaviour> parse_model_name(std::string_view model) {
       {"fault-oversized", Fault::kOversized},
       {"fault-tool-calls", Fault::kToolCalls},
       {"fault-malformed-tool-calls", Fault::kMalformedToolCalls},
+      {"fault-malformed-usage", Fault::kMalformedUsage},
+      {"fault-no-choices", Fault::kNoChoices},
+      {"fault-malformed-choices", Fault::kMalformedChoices},
   }};
   for (const auto& fixed : kFixedNames) {
     if (model == fixed.name) {
@@ -516,11 +522,23 @@ Json completion_logprobs(std::span<const std::string> tokens, std::int64_t first
           {"text_offset", std::move(offsets)}};
 }
 
+// How a normal completion is distorted on its way out.
+enum class Distortion {
+  kNone,
+  kResetAfterTwoPieces,
+  kMalformedAfterFirstPiece,
+  kMalformedUsage,    // usage counts null, text, a fraction and negative
+  kNoChoices,         // no `choices` anywhere (a stream's usage chunk keeps its empty list)
+  kMalformedChoices,  // whole: `choices` is text; stream: a chunk whose choices[0] is a number
+};
+
 // Builds the JSON of one response: the whole object, or the chunks of its stream.
 class ResponseBuilder {
  public:
-  ResponseBuilder(const CompletionRequest& request, std::uint64_t number)
+  ResponseBuilder(const CompletionRequest& request, std::uint64_t number,
+                  Distortion distortion = Distortion::kNone)
       : request_(request),
+        distortion_(distortion),
         id_((is_chat() ? "chatcmpl-fault-" : "cmpl-fault-") + std::to_string(number)),
         created_(static_cast<std::int64_t>(std::time(nullptr))) {}
 
@@ -537,13 +555,22 @@ class ResponseBuilder {
           request_.logprobs ? completion_logprobs(tokens, 0, request_.top_logprobs) : nullptr;
     }
     choice["finish_reason"] = "length";
-    return {{"id", id_},
-            {"object", is_chat() ? "chat.completion" : "text_completion"},
-            {"created", created_},
-            {"model", request_.model},
-            {"choices", Json::array({std::move(choice)})},
-            {"usage", usage(completion_tokens)}};
+    Json built = {{"id", id_},
+                  {"object", is_chat() ? "chat.completion" : "text_completion"},
+                  {"created", created_},
+                  {"model", request_.model},
+                  {"choices", Json::array({std::move(choice)})},
+                  {"usage", usage(completion_tokens)}};
+    if (distortion_ == Distortion::kNoChoices) {
+      built.erase("choices");
+    } else if (distortion_ == Distortion::kMalformedChoices) {
+      built["choices"] = "none";
+    }
+    return built;
   }
+
+  // A chunk whose choices[0] is not an object (kMalformedChoices).
+  Json malformed_choice_chunk() const { return chunk(Json::array({42})); }
 
   Json piece_chunk(const std::string& piece, bool first, std::int64_t text_offset) const {
     Json choice = {{"index", 0}};
@@ -607,6 +634,7 @@ class ResponseBuilder {
 
   Json usage_chunk(std::int64_t completion_tokens) const {
     Json usage_only = chunk(Json::array());
+    usage_only["choices"] = Json::array();
     usage_only["usage"] = usage(completion_tokens);
     return usage_only;
   }
@@ -620,6 +648,9 @@ class ResponseBuilder {
                   {"created", created_},
                   {"model", request_.model},
                   {"choices", std::move(choices)}};
+    if (distortion_ == Distortion::kNoChoices) {
+      built.erase("choices");
+    }
     if (request_.include_usage) {
       built["usage"] = nullptr;  // as OpenAI does on every chunk but the last
     }
@@ -627,12 +658,19 @@ class ResponseBuilder {
   }
 
   Json usage(std::int64_t completion_tokens) const {
+    if (distortion_ == Distortion::kMalformedUsage) {
+      return {{"prompt_tokens", nullptr},
+              {"completion_tokens", std::to_string(completion_tokens)},
+              {"total_tokens", 1.5},
+              {"prompt_tokens_details", {{"cached_tokens", -3}}}};
+    }
     return {{"prompt_tokens", request_.prompt_tokens},
             {"completion_tokens", completion_tokens},
             {"total_tokens", request_.prompt_tokens + completion_tokens}};
   }
 
   const CompletionRequest& request_;
+  Distortion distortion_;
   std::string id_;
   std::int64_t created_;
 };
@@ -738,9 +776,6 @@ struct ResponseHead {
     return head;
   }
 };
-
-// How a normal completion is distorted on its way out.
-enum class Distortion { kNone, kResetAfterTwoPieces, kMalformedAfterFirstPiece };
 
 struct Pacing {
   Millis before_headers{0};
@@ -937,6 +972,12 @@ class Session {
           co_return co_await stream_oversized(request);
         }
         co_return co_await send_oversized(request);
+      case Fault::kMalformedUsage:
+        co_return co_await respond(request, Pacing::distorted(Distortion::kMalformedUsage));
+      case Fault::kNoChoices:
+        co_return co_await respond(request, Pacing::distorted(Distortion::kNoChoices));
+      case Fault::kMalformedChoices:
+        co_return co_await respond(request, Pacing::distorted(Distortion::kMalformedChoices));
       case Fault::kToolCalls:
       case Fault::kMalformedToolCalls:
         if (request.endpoint != Endpoint::kChat) {
@@ -954,7 +995,7 @@ class Session {
         !co_await wait_while_peer_stays(pacing.before_headers)) {
       co_return Outcome::kClose;
     }
-    const ResponseBuilder builder(request, state_.next_response_number());
+    const ResponseBuilder builder(request, state_.next_response_number(), pacing.distortion);
     const std::vector<std::string> pieces = make_pieces(request.max_pieces);
     if (request.stream) {
       co_return co_await stream_completion(builder, pieces, pacing);
@@ -1006,6 +1047,10 @@ class Session {
       text_offset += static_cast<std::int64_t>(pieces[i].size());
       if (pacing.distortion == Distortion::kMalformedAfterFirstPiece) {
         break;
+      }
+      if (pacing.distortion == Distortion::kMalformedChoices && i == 0) {
+        const std::string malformed = sse_event(builder.malformed_choice_chunk());
+        co_await write_stream_data(malformed);
       }
       if (pacing.distortion == Distortion::kResetAfterTwoPieces && i + 1 == 2) {
         break;

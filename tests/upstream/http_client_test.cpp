@@ -1,5 +1,9 @@
 #include "upstream/http_client.h"
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "upstream/upstream.h"
@@ -192,6 +196,99 @@ TEST(CloudChunkTest, MalformedToolCallItemsAreLeftOut) {
                     .tool_calls.empty())
         << calls;
   }
+}
+
+// Usage counts that are not counts read as 0 (unknown) and are named for the log; nothing
+// throws, and the rest of the chunk is read.
+TEST(CloudChunkTest, MalformedUsageCountsReadAsZeroAndAreNamed) {
+  const CloudEvent event =
+      parsed(R"({"choices":[{"delta":{"content":"hi"}}],"usage":{"prompt_tokens":null,)"
+             R"("completion_tokens":"7","total_tokens":1.5,)"
+             R"("prompt_tokens_details":{"cached_tokens":-3}}})");
+  EXPECT_EQ(event.text, "hi");
+  ASSERT_TRUE(event.usage.has_value());
+  EXPECT_EQ(event.usage->prompt_tokens, 0);
+  EXPECT_EQ(event.usage->completion_tokens, 0);
+  EXPECT_EQ(event.usage->cached_prompt_tokens, 0);
+  EXPECT_NE(event.usage_problem.find("usage.prompt_tokens is null"), std::string::npos)
+      << event.usage_problem;
+  EXPECT_NE(event.usage_problem.find("usage.completion_tokens is a string"), std::string::npos);
+  EXPECT_NE(event.usage_problem.find("cached_tokens is -3"), std::string::npos);
+
+  for (const char* count : {"1.5", "true", "[]", "{}", "-1", "2147483648", "1e400"}) {
+    const std::string chunk = std::string(R"({"choices":[],"usage":{"prompt_tokens":)") + count +
+                              R"(,"completion_tokens":4}})";
+    auto parsed_chunk = parse_cloud_chunk(chunk, ApiKind::kChat);
+    if (!parsed_chunk.ok()) {  // 1e400 is not JSON nlohmann reads: a malformed event
+      continue;
+    }
+    ASSERT_TRUE(parsed_chunk->usage) << count;
+    EXPECT_EQ(parsed_chunk->usage->prompt_tokens, 0) << count;
+    EXPECT_EQ(parsed_chunk->usage->completion_tokens, 4) << count;
+    EXPECT_FALSE(parsed_chunk->usage_problem.empty()) << count;
+  }
+  // A usage that is not an object is no usage; null is OpenAI's "not in this chunk".
+  EXPECT_FALSE(parsed(R"({"choices":[],"usage":null})").usage);
+  EXPECT_TRUE(parsed(R"({"choices":[],"usage":null})").usage_problem.empty());
+  EXPECT_FALSE(parsed(R"({"choices":[],"usage":"lots"})").usage);
+  EXPECT_EQ(parsed(R"({"choices":[],"usage":"lots"})").usage_problem, "usage is a string");
+}
+
+// Without its structure there is no answer to read: a malformed reply, which the upstream call
+// turns into a protocol failure (retried, then the next upstream or tier).
+TEST(CloudChunkTest, AnAnswerWithoutItsStructureIsMalformed) {
+  const std::vector<std::pair<std::string, bool>> malformed = {
+      {R"({"id":"x","object":"chat.completion","usage":{"prompt_tokens":1}})", true},
+      {R"({"choices":null})", true},
+      {R"({"choices":[]})", true},
+      {R"({"choices":"none"})", true},
+      {R"({"choices":{"0":{"message":{"content":"x"}}}})", true},
+      {R"({"choices":[42]})", true},
+      {R"({"choices":[null]})", true},
+      {R"({"choices":[{"finish_reason":"stop"}]})", true},
+      {R"({"choices":[{"message":null}]})", true},
+      {R"({"choices":[{"message":"hello"}]})", true},
+      {R"({"choices":"none"})", false},
+      {R"({"choices":[42]})", false},
+      {R"({"choices":[{"delta":"hello"}]})", false},
+      {R"({"choices":[{"delta":[1]}]})", false},
+  };
+  for (const auto& [data, whole] : malformed) {
+    auto event = parse_cloud_chunk(data, ApiKind::kChat, whole);
+    ASSERT_FALSE(event.ok()) << data;
+    EXPECT_NE(event.error().message.find("malformed"), std::string::npos) << data;
+  }
+  // A stream's chunks may lack choices (usage), a delta (a bare finish), or have null ones.
+  for (const char* chunk :
+       {R"({"usage":{"prompt_tokens":1}})", R"({"choices":null})", R"({"choices":[]})",
+        R"({"choices":[{"finish_reason":"stop"}]})", R"({"choices":[{"delta":null}]})"}) {
+    auto event = parse_cloud_chunk(chunk, ApiKind::kChat);
+    EXPECT_TRUE(event.ok()) << chunk;
+  }
+  EXPECT_TRUE(parsed(R"({"choices":[{"finish_reason":"stop"}]})").has_choice);
+  EXPECT_FALSE(parsed(R"({"choices":[]})").has_choice);
+  // Completions: choices[0] must be an object; its text is read if it is one.
+  EXPECT_FALSE(parse_cloud_chunk(R"({"choices":["x"]})", ApiKind::kCompletion, true).ok());
+  EXPECT_FALSE(
+      parse_cloud_chunk(R"({"object":"text_completion"})", ApiKind::kCompletion, true).ok());
+  auto text = parse_cloud_chunk(R"({"choices":[{"text":7,"finish_reason":"length"}]})",
+                                ApiKind::kCompletion, true);
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(text->text, "");
+}
+
+// Inside the structure, a field of the wrong type is as good as absent.
+TEST(CloudChunkTest, FieldsOfTheWrongTypeAreIgnored) {
+  const CloudEvent whole =
+      parsed(R"({"model":{"name":"m"},"choices":[{"message":{"content":42,"reasoning_content":[],)"
+             R"("tool_calls":"none"},"finish_reason":7,"logprobs":"many"}]})",
+             /*whole=*/true);
+  EXPECT_EQ(whole.text, "");
+  EXPECT_EQ(whole.reasoning, "");
+  EXPECT_TRUE(whole.tool_calls.empty());
+  EXPECT_FALSE(whole.finish_reason.has_value());
+  EXPECT_EQ(whole.model, "");
+  EXPECT_TRUE(whole.has_choice);
 }
 
 }  // namespace
