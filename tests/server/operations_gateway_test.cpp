@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include "server/gateway_traces.h"
+#include "store/consistency_memory.h"
 #include "test_harness.h"
 
 namespace tandem::test {
@@ -241,6 +243,68 @@ TEST(OperationsGatewayTest, AuditContentNoneKeepsOnlyTheHash) {
   EXPECT_EQ(row["content_mode"], "none");
   EXPECT_TRUE(row["content"].is_null());
   EXPECT_EQ(row["sha256"].get<std::string>().size(), 64u);
+}
+
+// What the gateway keeps per request (traces, audit rows, consistency routes, all in the
+// in-memory routing database here) must not grow with the number of requests: 2N requests
+// leave no more behind than N. Counts rows and database pages, never the process's RSS.
+TEST(OperationsGatewayTest, PerRequestStateStaysBoundedWhateverTheRequestCount) {
+  FaultUpstream fault;
+  GatewayUnderTest gateway(
+      cloud_yaml(fault.base_url(),
+                 "routing:\n  privacy: {enabled: false}\n  traces: {max_rows: 40}\n"
+                 "  consistency: {max_routes: 60}\noperations:\n  audit: {max_rows: 40}\n"));
+  struct Held {
+    int64_t traces, audit, routes, pages;
+  };
+  auto held = [&] {
+    gateway.gateway().flush_traces();
+    auto connection = gateway.gateway().database().acquire();
+    auto count = [&](const char* sql) -> int64_t {
+      auto n = connection.query_int64(sql);
+      return n ? n.value() : -1;
+    };
+    return Held{count("SELECT count(*) FROM traces"), count("SELECT count(*) FROM cloud_audit"),
+                count("SELECT count(*) FROM consistency_routes"),
+                count("PRAGMA page_count") - count("PRAGMA freelist_count")};
+  };
+  int sent = 0;
+  auto send = [&](int n) {
+    for (int i = 0; i < n; ++i, ++sent) {
+      // Words of their own: every request its own cluster keys, so every one adds routes.
+      const std::string text = "tell w" + std::to_string(sent) + " x" + std::to_string(sent * 7) +
+                               " y" + std::to_string(sent * 13) + " z" + std::to_string(sent * 31);
+      auto r = post(gateway.port(), "/v1/chat/completions", routed(text), pattern("cloud", "app"));
+      ASSERT_EQ(r.status, 200) << r.body;
+    }
+  };
+  constexpr int kRound = static_cast<int>(store::kTrimEvery);
+  send(kRound);
+  const Held first = held();
+  EXPECT_GT(first.routes, 0) << "the requests were meant to be remembered";
+  send(2 * kRound);
+  const Held later = held();
+  // Retention runs every max_rows / 10 rows (traces, audit) or every kTrimEvery requests (the
+  // routes, a few per request; the last request's may land after its response).
+  EXPECT_LE(later.traces, 40 + 4);
+  EXPECT_LE(later.audit, 40 + 4);
+  EXPECT_LE(later.routes, first.routes + int64_t{store::kMaxClusterKeys});
+  // Every table together: the pages in use do not follow the request count either.
+  EXPECT_LE(later.pages, first.pages + first.pages / 10)
+      << "first " << first.pages << " pages after " << kRound << " requests, " << later.pages
+      << " after " << sent;
+}
+
+TEST(OperationsGatewayTest, AnInMemoryDatabaseKeepsAtMostTenThousandTracesAndAuditRows) {
+  config::GatewayConfig config;
+  const auto in_memory = server::trace_writer_options(config, true);
+  EXPECT_EQ(in_memory.max_rows, server::kInMemoryMaxRows);
+  EXPECT_EQ(in_memory.max_audit_rows, server::kInMemoryMaxRows);
+  const auto file = server::trace_writer_options(config, false);
+  EXPECT_EQ(file.max_rows, config.routing.traces.max_rows);
+  EXPECT_EQ(file.max_audit_rows, config.operations.audit.max_rows);
+  config.routing.traces.max_rows = 100;
+  EXPECT_EQ(server::trace_writer_options(config, true).max_rows, 100u);
 }
 
 TEST(OperationsGatewayTest, OfflineIsExplicitInResponsesStatusAndMetrics) {
