@@ -437,6 +437,138 @@ CompletionRequest parse_completion_request(const Json& body, Endpoint endpoint, 
   return request;
 }
 
+// An embeddings request: how many inputs it carries, how long each vector is, how to encode it.
+struct EmbeddingsRequest {
+  std::string model;
+  std::vector<std::string> inputs;  // each input's text; token ids as their decimal words
+  std::int64_t dimensions = 8;
+  bool base64 = false;
+  std::int64_t prompt_tokens = 0;
+};
+
+constexpr std::int64_t kMaxEmbeddingDimensions = 4096;
+
+// One input as text: a string, or an array of token ids (its ids, space-separated).
+std::optional<std::string> embedding_input(const Json& value) {
+  if (value.is_string()) {
+    return value.get<std::string>();
+  }
+  if (!value.is_array() || value.empty()) {
+    return std::nullopt;
+  }
+  std::string words;
+  for (const Json& id : value) {
+    if (!id.is_number_integer()) {
+      return std::nullopt;
+    }
+    words += (words.empty() ? "" : " ") + std::to_string(id.get<std::int64_t>());
+  }
+  return words;
+}
+
+EmbeddingsRequest parse_embeddings_request(const Json& body, std::string model) {
+  EmbeddingsRequest request;
+  request.model = std::move(model);
+  const Json* input = find_field(body, "input");
+  if (input == nullptr) {
+    throw BadRequest("input is required", "input");
+  }
+  if (auto one = embedding_input(*input)) {
+    request.inputs.push_back(std::move(*one));  // a string, or one input as token ids
+  } else if (input->is_array() && !input->empty()) {
+    for (const Json& item : *input) {
+      auto text = embedding_input(item);
+      if (!text) {
+        throw BadRequest("input items must be strings or arrays of token ids", "input");
+      }
+      request.inputs.push_back(std::move(*text));
+    }
+  } else {
+    throw BadRequest("input must be a string or a non-empty array", "input");
+  }
+  if (const auto dimensions = count_field(body, "dimensions")) {
+    if (*dimensions < 1 || *dimensions > kMaxEmbeddingDimensions) {
+      throw BadRequest("dimensions must be between 1 and 4096", "dimensions");
+    }
+    request.dimensions = *dimensions;
+  }
+  if (const Json* format = find_field(body, "encoding_format")) {
+    if (!format->is_string() || (*format != "float" && *format != "base64")) {
+      throw BadRequest("encoding_format must be float or base64", "encoding_format");
+    }
+    request.base64 = *format == "base64";
+  }
+  for (const std::string& text : request.inputs) {
+    request.prompt_tokens += count_words(text);
+  }
+  return request;
+}
+
+// Component j of an input's vector: a multiple of 1/1024 in [-1, 1] (exact in float32, so a
+// float and a base64 answer carry the same numbers), fixed by the input's text.
+float embedding_component(const std::string& text, std::int64_t j) {
+  std::uint64_t h = 1469598103934665603ULL;  // FNV-1a
+  for (const char c : text) {
+    h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+  }
+  h = (h ^ static_cast<std::uint64_t>(j)) * 1099511628211ULL;
+  return static_cast<float>(static_cast<std::int64_t>(h % 2049) - 1024) / 1024.0F;
+}
+
+std::string base64_of(std::string_view bytes) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  for (std::size_t i = 0; i < bytes.size(); i += 3) {
+    std::uint32_t group = static_cast<unsigned char>(bytes[i]) << 16;
+    if (i + 1 < bytes.size()) {
+      group |= static_cast<unsigned char>(bytes[i + 1]) << 8;
+    }
+    if (i + 2 < bytes.size()) {
+      group |= static_cast<unsigned char>(bytes[i + 2]);
+    }
+    out += kAlphabet[(group >> 18) & 63];
+    out += kAlphabet[(group >> 12) & 63];
+    out += i + 1 < bytes.size() ? kAlphabet[(group >> 6) & 63] : '=';
+    out += i + 2 < bytes.size() ? kAlphabet[group & 63] : '=';
+  }
+  return out;
+}
+
+// OpenAI's embeddings answer, or one broken as the model name asked (README): usage counts of
+// the wrong type, no `data`, or vectors of strings.
+Json embeddings_body(const EmbeddingsRequest& request, bool malformed_usage, bool no_data,
+                     bool malformed_data) {
+  Json data = Json::array();
+  for (std::size_t i = 0; i < request.inputs.size(); ++i) {
+    std::vector<float> vector;
+    for (std::int64_t j = 0; j < request.dimensions; ++j) {
+      vector.push_back(embedding_component(request.inputs[i], j));
+    }
+    Json embedding;
+    if (malformed_data) {
+      embedding = Json::array({"not", "a", "number"});
+    } else if (request.base64) {
+      embedding = base64_of(std::string_view(reinterpret_cast<const char*>(vector.data()),
+                                             vector.size() * sizeof(float)));
+    } else {
+      embedding = vector;
+    }
+    data.push_back({{"object", "embedding"}, {"index", i}, {"embedding", std::move(embedding)}});
+  }
+  Json usage = {{"prompt_tokens", request.prompt_tokens}, {"total_tokens", request.prompt_tokens}};
+  if (malformed_usage) {
+    usage = {{"prompt_tokens", nullptr}, {"total_tokens", "8"}};
+  }
+  Json body = {{"object", "list"}};
+  if (!no_data) {
+    body["data"] = std::move(data);
+  }
+  body["model"] = request.model;
+  body["usage"] = std::move(usage);
+  return body;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Response bodies.
 
@@ -850,6 +982,10 @@ class Session {
       state_.record_body(path, request.body());
       co_return co_await handle_completion(request.body(), Endpoint::kCompletions);
     }
+    if (path == "/v1/embeddings" && method == http::verb::post) {
+      state_.record_body(path, request.body());
+      co_return co_await handle_embeddings(request.body());
+    }
     if (path == "/v1/models" && method == http::verb::get) {
       const Json models = {
           {"object", "list"},
@@ -871,8 +1007,9 @@ class Session {
       co_return co_await send_json(http::status::ok, Json::object());
     }
     const bool known_path = path == "/v1/chat/completions" || path == "/v1/completions" ||
-                            path == "/v1/models" || path == "/health" || path == "/control/stats" ||
-                            path == "/control/bodies" || path == "/control/reset";
+                            path == "/v1/embeddings" || path == "/v1/models" || path == "/health" ||
+                            path == "/control/stats" || path == "/control/bodies" ||
+                            path == "/control/reset";
     if (known_path) {
       co_return co_await send_json(
           http::status::method_not_allowed,
@@ -926,6 +1063,75 @@ class Session {
                                    error_body(bad_request->what(), "invalid_request_error", param));
     }
     co_return co_await misbehave(*request, *behaviour);
+  }
+
+  // POST /v1/embeddings: vectors fixed by each input's text, misbehaving as the model says.
+  awaitable<Outcome> handle_embeddings(const std::string& body) {
+    state_.count_completion_endpoint_hit();
+    const Json parsed = Json::parse(body, nullptr, /*allow_exceptions=*/false);
+    const Json* model_field =
+        parsed.is_object() ? find_field(parsed, "model") : static_cast<const Json*>(nullptr);
+    if (model_field == nullptr || !model_field->is_string()) {
+      co_return co_await send_json(
+          http::status::bad_request,
+          error_body("you must provide a model parameter", "invalid_request_error", "model"));
+    }
+    const std::string& model = model_field->get_ref<const std::string&>();
+    const std::uint64_t sequence = state_.count_request(model);
+    std::optional<Behaviour> behaviour = parse_model_name(model);
+    if (!behaviour) {
+      co_return co_await send_json(
+          http::status::not_found,
+          error_body("The model `" + model + "` does not exist or you do not have access to it.",
+                     "invalid_request_error", nullptr, "model_not_found"));
+    }
+    if (behaviour->failing_requests && sequence > *behaviour->failing_requests) {
+      behaviour = Behaviour{};
+    }
+    std::optional<EmbeddingsRequest> request;
+    std::optional<BadRequest> bad_request;
+    try {
+      request = parse_embeddings_request(parsed, model);
+    } catch (const BadRequest& error) {
+      bad_request = error;
+    }
+    if (bad_request) {
+      const Json param = bad_request->param() ? Json(*bad_request->param()) : Json(nullptr);
+      co_return co_await send_json(http::status::bad_request,
+                                   error_body(bad_request->what(), "invalid_request_error", param));
+    }
+    const Fault fault = behaviour->fault;
+    if (fault == Fault::kRateLimit || fault == Fault::kServerError ||
+        fault == Fault::kUnavailable || fault == Fault::kHang || fault == Fault::kReset ||
+        fault == Fault::kWrongContentType) {
+      // The transport's misbehaviours are the same whatever the endpoint.
+      CompletionRequest as_completion;
+      as_completion.model = model;
+      co_return co_await misbehave(as_completion, *behaviour);
+    }
+    if (fault == Fault::kDelay || fault == Fault::kSlow) {
+      const bool stayed = co_await wait_while_peer_stays(behaviour->wait);
+      if (!stayed) {
+        co_return Outcome::kClose;
+      }
+    }
+    // Named, not temporaries in the co_await's arguments: GCC 12 mishandles those.
+    const ResponseHead json_head;
+    std::string answer = "{not json";
+    if (fault != Fault::kMalformedSse) {
+      answer = embeddings_body(*request, fault == Fault::kMalformedUsage,
+                               fault == Fault::kNoChoices, fault == Fault::kMalformedChoices)
+                   .dump();
+    }
+    if (fault == Fault::kResetMidStream) {
+      const ResponseHead promised = ResponseHead::of_length(answer.size());
+      const std::string_view half = std::string_view(answer).substr(0, answer.size() / 2);
+      co_await write_head(promised);
+      co_await write_all(half);
+      co_await reset_after_delivery();
+      co_return Outcome::kAlreadyClosed;
+    }
+    co_return co_await send(json_head, std::move(answer));
   }
 
   awaitable<Outcome> misbehave(const CompletionRequest& request, const Behaviour& behaviour) {
