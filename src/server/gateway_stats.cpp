@@ -53,6 +53,14 @@ json summary_json(const telemetry::LatencyWindow::Summary& s) {
           {"p99", s.p99},     {"mean", s.mean}, {"max", s.max}};
 }
 
+// Money in whole micro-USD, carrying the fractions over so that nothing is lost to rounding.
+int64_t whole(double& remainder, double usd) {
+  remainder += usd * 1e6;
+  const auto micro = static_cast<int64_t>(remainder);
+  remainder -= static_cast<double>(micro);
+  return micro;
+}
+
 double share(uint64_t part, uint64_t total) {
   return total == 0 ? 0.0 : static_cast<double>(part) / static_cast<double>(total);
 }
@@ -144,22 +152,7 @@ void GatewayStats::observe(const store::TraceRecord& trace, bool routed, int64_t
   if (trace.data_left_device) {
     data_left_->add();
   }
-  if (const std::string pin = privacy_pin(trace); !pin.empty()) {
-    pinned_->add();
-    // A header or key policy pins without a detector: the rule's code stands in for it.
-    std::vector<std::string> detectors = trace.privacy_detectors;
-    if (detectors.empty()) {
-      detectors.push_back(pin);
-    }
-    std::lock_guard lock(mutex_);
-    for (const auto& detector : detectors) {
-      registry_
-          .counter(kPrivacyPins, "Requests pinned to the edge by a privacy rule, by detector",
-                   {{"detector", detector}})
-          .add();
-      ++pins_by_detector_[detector];
-    }
-  }
+  count_privacy_pin(trace);
   if (trace.edge_good) {
     observe_label(trace.label_source, *trace.edge_good);
   }
@@ -169,18 +162,50 @@ void GatewayStats::observe(const store::TraceRecord& trace, bool routed, int64_t
   if (trace.escalated) {
     ++fleet_deltas_["escalations"];
   }
-  // Money in whole micro-USD, carrying the fractions over so that nothing is lost to rounding.
-  const auto whole = [](double& remainder, double usd) {
-    remainder += usd * 1e6;
-    const auto micro = static_cast<int64_t>(remainder);
-    remainder -= static_cast<double>(micro);
-    return micro;
-  };
   fleet_deltas_["cloud_cost_micro_usd"] += whole(cloud_cost_remainder_, trace.cost_cloud);
   if (trace.cost_all_cloud) {
     const double saved = std::max(0.0, *trace.cost_all_cloud - trace.cost_edge - trace.cost_cloud);
     fleet_deltas_["saved_micro_usd"] += whole(saved_remainder_, saved);
   }
+}
+
+void GatewayStats::count_privacy_pin(const store::TraceRecord& trace) {
+  const std::string pin = privacy_pin(trace);
+  if (pin.empty()) {
+    return;
+  }
+  pinned_->add();
+  // A header or key policy pins without a detector: the rule's code stands in for it.
+  std::vector<std::string> detectors = trace.privacy_detectors;
+  if (detectors.empty()) {
+    detectors.push_back(pin);
+  }
+  std::lock_guard lock(mutex_);
+  for (const auto& detector : detectors) {
+    registry_
+        .counter(kPrivacyPins, "Requests pinned to the edge by a privacy rule, by detector",
+                 {{"detector", detector}})
+        .add();
+    ++pins_by_detector_[detector];
+  }
+}
+
+void GatewayStats::observe_embeddings(const store::TraceRecord& trace) {
+  const std::string tier = trace.tier.empty() ? "none" : trace.tier;
+  requests_counter(tier, kEmbeddingsPattern, first_reason(trace)).add();
+  const size_t t = tier == "cloud" ? 1 : 0;
+  if (tier == "edge" || tier == "cloud") {
+    prompt_tokens_[t]->add(static_cast<double>(trace.prompt_tokens));
+  }
+  cost_[1]->add(trace.cost_cloud);
+  if (trace.data_left_device) {
+    data_left_->add();
+  }
+  count_privacy_pin(trace);
+  std::lock_guard lock(mutex_);
+  ++fleet_deltas_["requests"];
+  ++fleet_deltas_["requests." + tier];
+  fleet_deltas_["cloud_cost_micro_usd"] += whole(cloud_cost_remainder_, trace.cost_cloud);
 }
 
 std::map<std::string, int64_t> GatewayStats::take_fleet_deltas() {
@@ -203,8 +228,8 @@ json GatewayStats::traffic_json(int64_t now_ms) const {
     total_tiers[tier] = static_cast<uint64_t>(registry_.sum(kRequests, {{"tier", tier}}));
   }
   json by_pattern = json::object();
-  for (const char* pattern :
-       {"edge", "cloud", "cascade", "speculative", "collaborate", "review", "none"}) {
+  for (const char* pattern : {"edge", "cloud", "cascade", "speculative", "collaborate", "review",
+                              "none", kEmbeddingsPattern}) {
     const auto n = static_cast<uint64_t>(registry_.sum(kRequests, {{"pattern", pattern}}));
     if (n > 0) {
       by_pattern[pattern] = n;

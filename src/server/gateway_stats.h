@@ -22,6 +22,8 @@
 namespace tandem::server {
 
 inline constexpr const char* kStatusTiers[] = {"edge", "cloud", "human", "none"};
+// The `pattern` label of embeddings requests in tandem_requests_total.
+inline constexpr const char* kEmbeddingsPattern = "embeddings";
 
 class GatewayStats {
  public:
@@ -34,6 +36,10 @@ class GatewayStats {
   // One finished request, from its completed trace. `routed`: the client asked for `tandem`
   // (the router decided), not a named model.
   void observe(const store::TraceRecord& trace, bool routed, int64_t now_ms);
+  // One finished POST /v1/embeddings request, from its trace: counted in the requests (pattern
+  // "embeddings"), prompt tokens, cost, data that left the device and privacy pins, but not in
+  // the latency windows or tier shares, which describe how chat and completions are routed.
+  void observe_embeddings(const store::TraceRecord& trace);
   // A reviewer's answer labelled an edge answer (the label itself is written by the trace
   // writer; here it only counts).
   void observe_label(const std::string& source, bool edge_good);
@@ -55,6 +61,8 @@ class GatewayStats {
   // The requests counter of one (tier, pattern, reason): resolved once, then cached.
   telemetry::Counter& requests_counter(const std::string& tier, const std::string& pattern,
                                        const std::string& reason);
+  // The privacy pin of a request, when a privacy rule kept it on the device.
+  void count_privacy_pin(const store::TraceRecord& trace);
 
   telemetry::MetricsRegistry registry_;
   // Series resolved at construction (the registry keeps them for its lifetime). Index 0 is the

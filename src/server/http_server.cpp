@@ -13,6 +13,7 @@
 #include "server/canary.h"
 #include "server/dashboard.h"
 #include "server/embeddings_api.h"
+#include "server/embeddings_tiers.h"
 #include "server/gateway_util.h"
 #include "server/in_flight.h"
 #include "server/operations_api.h"
@@ -68,8 +69,9 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
                                                    const std::string& target, Caller caller,
                                                    bool keep_alive, boost::system::error_code& ec);
   net::awaitable<void> shutdown_sequence();
-  // POST /v1/embeddings: the edge model's vectors.
-  net::awaitable<Response> embeddings(const http::request<http::string_body>& req, Caller caller,
+  // POST /v1/embeddings: the edge model's vectors or a cloud upstream's (embeddings_tiers.h).
+  net::awaitable<Response> embeddings(beast::tcp_stream& stream,
+                                      const http::request<http::string_body>& req, Caller caller,
                                       bool keep_alive);
   // POST /v1/tandem/canary: runs the canary prompts now (operators), records and returns it.
   net::awaitable<Response> run_canary_now(Caller caller, bool keep_alive);
@@ -570,7 +572,8 @@ ApiResponse HttpServer::State::tandem_endpoint(const http::request<http::string_
       "use GET /v1/tandem/reviews/{id} or POST /v1/tandem/reviews/{id}/answer|reject"));
 }
 
-net::awaitable<Response> HttpServer::State::embeddings(const http::request<http::string_body>& req,
+net::awaitable<Response> HttpServer::State::embeddings(beast::tcp_stream& stream,
+                                                       const http::request<http::string_body>& req,
                                                        Caller caller, bool keep_alive) {
   auto parsed = parse_embeddings_request(req.body());
   if (auto* error = std::get_if<ApiError>(&parsed)) {
@@ -580,54 +583,50 @@ net::awaitable<Response> HttpServer::State::embeddings(const http::request<http:
   if (auto denied = refuse_model(caller, request.model)) {
     co_return error_response(*denied, keep_alive);
   }
-  engine::Engine* engine = gateway->engine();
-  if (engine == nullptr) {
-    co_return error_response(unavailable("embeddings come from the edge model, which is not "
-                                         "available: " +
-                                             gateway->edge_problem(),
-                                         "edge_unavailable"),
-                             keep_alive);
+  auto hints = request_hints(routing_headers(req), caller);
+  if (const ApiError* bad = std::get_if<ApiError>(&hints)) {
+    co_return error_response(*bad, keep_alive);
   }
-  if (request.model != kRoutedModel && request.model != gateway->edge_name()) {
+  if (shutting_down) {
     co_return error_response(
-        invalid_request("model '" + request.model +
-                            "' gives no embeddings here: they come from the "
-                            "edge model ('" +
-                            std::string(kRoutedModel) + "' or '" + gateway->edge_name() + "')",
-                        "model"),
+        api_error_from(make_error(ErrorCode::kShuttingDown, "the gateway is shutting down")),
         keep_alive);
   }
-  if (request.dimensions && *request.dimensions != engine->embedding_dimensions()) {
-    co_return error_response(invalid_request("dimensions: the edge model's embeddings have " +
-                                                 std::to_string(engine->embedding_dimensions()) +
-                                                 " dimensions and cannot be shortened to " +
-                                                 std::to_string(*request.dimensions),
-                                             "dimensions"),
-                             keep_alive);
-  }
+  // A cloud request ends when the client leaves, at request_timeout_ms, or at shutdown.
+  CancelSignal cancel;
+  const auto registered = in_flight.enter(cancel);
   auto executor = co_await asio::this_coro::executor;
-  auto answers = std::make_shared<net::AsyncQueue<Result<engine::EmbeddingResult>>>(executor);
-  const Status queued = engine->embed(
-      std::move(request.inputs),
-      [answers](Result<engine::EmbeddingResult> result) { answers->push(std::move(result)); });
-  if (!queued) {
-    ApiError error = api_error_from(queued.error());
-    if (error.status == 400) {
-      error.param = "input";  // the engine's checks are of the inputs: ids, lengths
+  auto done = std::make_shared<bool>(false);
+  asio::co_spawn(executor, watch_disconnect(stream.socket(), done, cancel),
+                 net::log_failure("server", "watch_disconnect"));
+  auto deadline = std::make_shared<asio::steady_timer>(
+      executor, std::chrono::milliseconds(server.request_timeout_ms));
+  deadline->async_wait([&cancel, done](boost::system::error_code timer_ec) {
+    if (!timer_ec && !*done) {
+      cancel.cancel();
     }
-    co_return error_response(error, keep_alive);
+  });
+  struct Release {  // as in complete(): the watch and the deadline let go of `cancel` first
+    std::shared_ptr<bool> done;
+    std::shared_ptr<asio::steady_timer> deadline;
+    beast::tcp_stream& stream;
+    ~Release() {
+      *done = true;
+      deadline->cancel();
+      boost::system::error_code ignored;
+      stream.socket().cancel(ignored);
+    }
+  } release{done, deadline, stream};
+
+  const EmbeddingsAnswer answer = co_await answer_embeddings(
+      *gateway, std::move(request), std::move(std::get<routing::RequestHints>(hints)), cancel);
+  Response res = json_response(answer.status, answer.body, keep_alive);
+  if (answer.retry_after_seconds) {
+    res.set(http::field::retry_after, std::to_string(*answer.retry_after_seconds));
   }
-  auto answer = co_await answers->pop();
-  if (!answer) {
-    co_return error_response(unavailable("the edge engine stopped answering", "edge_unavailable"),
-                             keep_alive);
+  if (!answer.tier.empty()) {
+    res.set("X-Tandem-Tier", answer.tier);
   }
-  if (!*answer) {
-    co_return error_response(api_error_from(answer->error()), keep_alive);
-  }
-  Response res = json_response(
-      200, embeddings_response(answer->value(), request.model, request.base64), keep_alive);
-  res.set("X-Tandem-Tier", "edge");
   co_return res;
 }
 
@@ -688,7 +687,7 @@ net::awaitable<std::optional<Response>> HttpServer::State::dispatch(
     co_return run;
   }
   if (path == "/v1/embeddings" && post) {
-    auto answer = co_await embeddings(req, caller, keep_alive);
+    auto answer = co_await embeddings(stream, req, caller, keep_alive);
     co_return answer;
   }
   if (path.rfind("/v1/tandem/", 0) == 0) {

@@ -78,6 +78,10 @@ ResponseIds new_response_ids(ApiKind kind, const std::string& model) {
   return ids;
 }
 
+std::string new_request_id(const std::string& prefix) {
+  return prefix + random_suffix();
+}
+
 void WholeAnswer::add(ApiKind kind, const Piece& piece) {
   text += piece.text;
   append_logprobs(kind, logprobs, piece.logprobs);

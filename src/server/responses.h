@@ -17,6 +17,8 @@ struct ResponseIds {
 };
 
 ResponseIds new_response_ids(upstream::ApiKind kind, const std::string& model);
+// A fresh request id: `prefix` and 24 random letters and digits ("embd-…").
+std::string new_request_id(const std::string& prefix);
 
 // A whole answer as the pieces of a response add up to it.
 struct WholeAnswer {
