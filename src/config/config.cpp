@@ -538,6 +538,7 @@ void parse_routing(Section s, RoutingConfig& out) {
   Section consistency = s.section("consistency");
   consistency.get("enabled", out.consistency.enabled);
   consistency.get<uint32_t>("ttl_s", out.consistency.ttl_s, 1, 365u * 24 * 3600);
+  consistency.get<uint64_t>("max_routes", out.consistency.max_routes, 1, uint64_t{1} << 40);
   consistency.finish();
 
   Section shadow = s.section("shadow");

@@ -29,9 +29,12 @@ struct ClientKey {
 // What one request or one client may ask of the gateway: bounds that keep a client from
 // exhausting the edge, the cloud budget or the server (docs/SECURITY.md).
 struct RequestLimits {
-  uint32_t max_messages = 256;        // chat messages in one request
-  uint32_t max_tokens = 8192;         // a request asking for more is refused (400)
-  uint32_t max_streams_per_key = 32;  // concurrent streamed responses per key (or per address)
+  uint32_t max_messages = 256;  // chat messages in one request
+  uint32_t max_tokens = 8192;   // a request asking for more is refused (400)
+  // Concurrent streamed responses per key (or per address without keys). An application
+  // backend serves all its users from one address or key, so the default admits as many streams
+  // as server.max_connections does connections; lower it to share the gateway between tenants.
+  uint32_t max_streams_per_key = 1024;
 };
 
 // Which paths answer without a key, when keys are configured.
@@ -80,10 +83,10 @@ struct EdgeConfig {
   uint32_t context = 0;
   uint32_t parallel = 4;
   bool prompt_cache = true;  // slots keep their KV cache for the next request's shared prefix
+  uint32_t prompt_cache_mib = 256;  // host memory for prefixes pushed out of the slots; 0: none
   // /v1/embeddings: model (the GGUF's own, mean when it declares none), mean, last, cls.
   std::string embeddings_pooling = "model";
   size_t max_queue = 64;
-  uint32_t prompt_cache_mib = 256;  // host memory for prefixes pushed out of the slots; 0: none
   uint32_t default_max_tokens = 256;
 };
 
@@ -234,6 +237,9 @@ struct ReviewConfig {  // the human tier
 struct ConsistencyConfig {  // ConsRoute: similar queries of a client keep their tier
   bool enabled = true;
   uint32_t ttl_s = 3600;
+  // Routes kept at most (one per client and cluster key; a request adds a few): beyond this,
+  // those expiring first are deleted, so memory does not grow with the request rate.
+  uint64_t max_routes = 100000;
 };
 
 // "Start in the cloud, move to the edge": the cloud answers, the edge answers the same query

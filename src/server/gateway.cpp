@@ -186,7 +186,8 @@ Result<std::shared_ptr<Gateway>> Gateway::create(config::GatewayConfig config,
   gateway->router_ = std::move(router).value();
   gateway->database_ = std::move(database).value();
   gateway->reviews_ = std::make_unique<store::SqliteReviewQueue>(gateway->database_);
-  gateway->memory_ = std::make_unique<store::SqliteConsistencyMemory>(gateway->database_);
+  gateway->memory_ = std::make_unique<store::SqliteConsistencyMemory>(
+      gateway->database_, gateway->config_.routing.consistency.max_routes);
   gateway->stats_ = std::make_unique<GatewayStats>();
   gateway->monitors_ = std::make_unique<Monitors>(gateway->config_.operations);
   if (gateway->engine_) {

@@ -176,6 +176,9 @@ class Gateway {
   store::ReviewQueue& reviews() const { return *reviews_; }
   store::ConsistencyMemory& memory() const { return *memory_; }
   store::ShadowLog& shadow_log() const { return *shadow_log_; }
+  // The routing database (in memory when routing.database is empty): what the gateway keeps
+  // per request lives there, each table bounded (docs/OPERATIONS.md, "What memory holds").
+  store::Database& database() const { return *database_; }
   // Shadow mode's machinery (server/gateway_shadow.h); null when routing.shadow is off.
   ShadowMode* shadow() const { return shadow_.get(); }
   // Metrics and the status page's windows (server/gateway_stats.h).

@@ -163,7 +163,7 @@ TEST(ConfigTest, SecurityDefaultsAndTheirKeys) {
   const ServerConfig& server = defaults->server;
   EXPECT_EQ(server.limits.max_messages, 256U);
   EXPECT_EQ(server.limits.max_tokens, 8192U);
-  EXPECT_EQ(server.limits.max_streams_per_key, 32U);
+  EXPECT_EQ(server.limits.max_streams_per_key, 1024U);
   EXPECT_EQ(server.max_connections, 1024U);
   EXPECT_FALSE(server.auth.allow_anonymous);
   EXPECT_TRUE(is_public_path(server.auth, "/health"));
