@@ -58,7 +58,7 @@ net::awaitable<telemetry::CanaryRun> run_canary(Gateway& gateway, CancelSignal& 
       ++run.failed;
       continue;
     }
-    auto generation = gateway.edge_generation(*request);
+    auto generation = co_await gateway.prepare_edge(*request);
     if (std::holds_alternative<ApiError>(generation)) {
       ++run.failed;
       continue;

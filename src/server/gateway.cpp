@@ -51,6 +51,10 @@ class TrackedSink final : public ResponseSink {
   bool ended_ = false;
 };
 
+// Worker threads preparing edge requests (chat template, tokens, grammar): two keep one long
+// prompt from delaying the next while leaving the cores to the inference thread.
+constexpr size_t kEdgeWorkerThreads = 2;
+
 // The text of a message list the way the router reads it: the last user message, the system
 // prompt, and everything (what would be sent out) for the scans.
 struct PromptText {
@@ -225,6 +229,7 @@ Gateway::Gateway(config::GatewayConfig config, std::unique_ptr<engine::Engine> e
                  std::string edge_problem)
     : config_(std::move(config)),
       engine_(std::move(engine)),
+      edge_workers_(std::make_unique<net::asio::thread_pool>(kEdgeWorkerThreads)),
       edge_problem_(std::move(edge_problem)),
       started_unix_ms_(unix_ms()) {
   if (!config_.edge.name.empty()) {

@@ -245,6 +245,10 @@ class Gateway {
   // The edge generation for a request: its prompt through the chat template, its sampling.
   std::variant<engine::GenerationRequest, ApiError> edge_generation(
       const CompletionRequest& request) const;
+  // edge_generation() on the edge's worker threads: rendering a template or building a
+  // grammar never holds up the I/O thread's other connections.
+  net::awaitable<std::variant<engine::GenerationRequest, ApiError>> prepare_edge(
+      const CompletionRequest& request);
   // Runs one edge generation, handing each token to `on_token`; returning false from it stops
   // the generation (the summary then says kCancelled).
   using TokenHandler = std::function<net::awaitable<bool>(const engine::TokenEvent&)>;
@@ -307,6 +311,9 @@ class Gateway {
 
   config::GatewayConfig config_;
   std::unique_ptr<engine::Engine> engine_;
+  // Chat rendering, tokenization and grammars for the edge, off the I/O threads. Declared
+  // after engine_: its threads are joined before the engine goes.
+  std::unique_ptr<net::asio::thread_pool> edge_workers_;
   std::string edge_name_;
   std::string edge_problem_;
   std::vector<std::unique_ptr<upstream::Upstream>> upstreams_;

@@ -122,7 +122,7 @@ net::awaitable<std::optional<ApiError>> run_cascade(Gateway& gateway, Gateway::R
   const config::RoutingConfig& routing = gateway.config().routing;
   const config::CascadeConfig& cascade = routing.cascade;
   const config::KindCascade cfg = routing::cascade_settings(cascade, run.kind);
-  auto generation = gateway.edge_generation(run.request);
+  auto generation = co_await gateway.prepare_edge(run.request);
   if (auto* error = std::get_if<ApiError>(&generation)) {
     co_return *error;
   }
@@ -295,7 +295,7 @@ net::awaitable<std::optional<ApiError>> run_cascade(Gateway& gateway, Gateway::R
 net::awaitable<std::optional<ApiError>> run_speculative(Gateway& gateway, Gateway::Run& run) {
   const config::RoutingConfig& routing = gateway.config().routing;
   const std::string& judge = routing.speculative.judge;
-  auto generation = gateway.edge_generation(run.request);
+  auto generation = co_await gateway.prepare_edge(run.request);
   if (auto* error = std::get_if<ApiError>(&generation)) {
     co_return *error;
   }
@@ -477,7 +477,7 @@ net::awaitable<std::optional<ApiError>> run_speculative(Gateway& gateway, Gatewa
 
 net::awaitable<std::optional<ApiError>> run_collaborate(Gateway& gateway, Gateway::Run& run) {
   const config::CollaborateConfig& cfg = gateway.config().routing.collaborate;
-  auto generation = gateway.edge_generation(run.request);
+  auto generation = co_await gateway.prepare_edge(run.request);
   if (auto* error = std::get_if<ApiError>(&generation)) {
     co_return *error;
   }

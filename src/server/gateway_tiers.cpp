@@ -6,6 +6,7 @@
 #include "common/answer_match.h"
 #include "engine/text_stream.h"
 #include "net/async_queue.h"
+#include "net/offload.h"
 #include "server/egress_guard.h"
 #include "server/gateway.h"
 #include "server/gateway_util.h"
@@ -138,6 +139,13 @@ std::variant<engine::GenerationRequest, ApiError> Gateway::edge_generation(
   return generation;
 }
 
+net::awaitable<std::variant<engine::GenerationRequest, ApiError>> Gateway::prepare_edge(
+    const CompletionRequest& request) {
+  const auto prepare = [this, &request] { return edge_generation(request); };
+  auto prepared = co_await net::run_on(*edge_workers_, prepare);
+  co_return prepared;
+}
+
 net::awaitable<std::variant<engine::CompletionSummary, ApiError>> Gateway::edge_generate(
     engine::GenerationRequest generation, const TokenHandler& on_token, CancelSignal& cancel) {
   auto executor = co_await net::asio::this_coro::executor;
@@ -146,7 +154,11 @@ net::awaitable<std::variant<engine::CompletionSummary, ApiError>> Gateway::edge_
   callbacks.on_token = [queue](const engine::TokenEvent& e) { queue->push(e); };
   callbacks.on_complete = [queue](const engine::CompletionSummary& s) { queue->push(s); };
   callbacks.on_error = [queue](const Error& e) { queue->push(e); };
-  auto handle = engine_->submit(std::move(generation), std::move(callbacks));
+  // Tokenizing the prompt and building its grammar happen on the edge's workers.
+  const auto submit = [this, &generation, &callbacks] {
+    return engine_->submit(std::move(generation), std::move(callbacks));
+  };
+  auto handle = co_await net::run_on(*edge_workers_, submit);
   if (!handle) {
     co_return api_error_from(handle.error());
   }
@@ -208,7 +220,7 @@ std::optional<Piece> Gateway::edge_piece(const engine::TokenEvent& event,
 }
 
 net::awaitable<std::optional<ApiError>> Gateway::run_edge(Run& run) {
-  auto generation = edge_generation(run.request);
+  auto generation = co_await prepare_edge(run.request);
   if (auto* error = std::get_if<ApiError>(&generation)) {
     co_return *error;
   }
