@@ -403,9 +403,9 @@ Status validate_options(const DriftOptions& options, const std::vector<DriftProm
 Status check_memory(const LoadedModel& reference, const LoadedModel& candidate,
                     uint32_t context_tokens) {
   const auto chunk = static_cast<uint32_t>(kChunkTokens);
-  const uint64_t need =
-      estimate_memory(reference.header, reference.identity, context_tokens, 1, chunk).total() +
-      estimate_memory(candidate.header, candidate.identity, context_tokens, 1, chunk).total();
+  const uint64_t need = saturating_add(
+      estimate_memory(reference.header, reference.identity, context_tokens, 1, chunk).total(),
+      estimate_memory(candidate.header, candidate.identity, context_tokens, 1, chunk).total());
   const auto available = available_memory_bytes();
   if (available && need > *available) {
     return make_error(ErrorCode::kInsufficientMemory,

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "common/saturating.h"
 #include "engine/chat_format.h"
 #include "engine/chat_template.h"
 #include "engine/embedding_context.h"
@@ -52,7 +53,9 @@ struct MemoryEstimate {
   uint64_t weights_bytes = 0;
   uint64_t kv_cache_bytes = 0;
   uint64_t buffers_bytes = 0;
-  uint64_t total() const { return weights_bytes + kv_cache_bytes + buffers_bytes; }
+  uint64_t total() const {  // saturates: a crafted header never wraps to "fits"
+    return saturating_add(saturating_add(weights_bytes, kv_cache_bytes), buffers_bytes);
+  }
 };
 
 // Cancels one request. Safe to call from any thread, any number of times, after completion.

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/saturating.h"
 #include "engine/engine.h"
 
 namespace tandem::engine {
@@ -19,7 +20,7 @@ MemoryEstimate estimate_memory(const GgufHeader& header, const ModelIdentity& id
                                uint32_t batch_size) {
   MemoryEstimate estimate;
   for (const auto& tensor : header.tensors) {
-    estimate.weights_bytes += tensor.size_bytes;
+    estimate.weights_bytes = saturating_add(estimate.weights_bytes, tensor.size_bytes);
   }
   const std::string& arch = identity.architecture;
   const uint64_t head_count = identity.head_count == 0 ? 1 : identity.head_count;
@@ -28,15 +29,19 @@ MemoryEstimate estimate_memory(const GgufHeader& header, const ModelIdentity& id
       header.get_uint(arch + ".attention.key_length").value_or(head_dim_default);
   const uint64_t value_dim =
       header.get_uint(arch + ".attention.value_length").value_or(head_dim_default);
-  const uint64_t cells = static_cast<uint64_t>(context_per_sequence) * max_sequences;
-  estimate.kv_cache_bytes = cells * identity.layer_count * identity.head_count_kv *
-                            (key_dim + value_dim) * kKvBytesPerElement;
+  // Every count comes from the file: a crafted header saturates instead of wrapping.
+  estimate.kv_cache_bytes = saturating_mul(
+      {context_per_sequence, max_sequences, identity.layer_count, identity.head_count_kv,
+       saturating_add(key_dim, value_dim), kKvBytesPerElement});
   // Logits for one output per sequence, plus activations for one batch of prompt tokens
   // (a generous multiple of the embedding width) and fixed overhead.
-  const uint64_t logits = identity.vocab_size * std::max<uint64_t>(max_sequences, 1) * kFloatBytes;
-  const uint64_t activations = static_cast<uint64_t>(batch_size) *
-                               (identity.embedding_length * 16 + identity.vocab_size) * kFloatBytes;
-  estimate.buffers_bytes = logits + activations + kFixedOverheadBytes;
+  const uint64_t logits =
+      saturating_mul({identity.vocab_size, std::max<uint64_t>(max_sequences, 1), kFloatBytes});
+  const uint64_t activations = saturating_mul(
+      {batch_size,
+       saturating_add(saturating_mul({identity.embedding_length, 16}), identity.vocab_size),
+       kFloatBytes});
+  estimate.buffers_bytes = saturating_add(saturating_add(logits, activations), kFixedOverheadBytes);
   return estimate;
 }
 

@@ -436,6 +436,20 @@ TEST(EngineOpenTest, MemoryEstimateGrowsWithContextAndSequences) {
   EXPECT_EQ(large.kv_cache_bytes, small.kv_cache_bytes * 16);
 }
 
+// A crafted header's counts saturate the estimate instead of wrapping it into "fits".
+TEST(EngineOpenTest, AnEstimateFromHugeHeaderCountsSaturates) {
+  auto header = read_gguf_header(model_path());
+  ASSERT_TRUE(header.ok());
+  auto id = identity_from_header(model_path(), 0, header.value(), "");
+  id.layer_count = uint64_t{1} << 40;
+  id.head_count_kv = uint64_t{1} << 40;
+  const auto estimate = estimate_memory(header.value(), id, 4096, 4, 512);
+  EXPECT_EQ(estimate.kv_cache_bytes, UINT64_MAX);
+  EXPECT_EQ(estimate.total(), UINT64_MAX);
+  id.vocab_size = UINT64_MAX / 2;
+  EXPECT_EQ(estimate_memory(header.value(), id, 512, 1, 512).buffers_bytes, UINT64_MAX);
+}
+
 TEST(EngineOpenTest, InvalidOptionsAreRejected) {
   EngineOptions options;
   options.model_path = model_path();
