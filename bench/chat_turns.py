@@ -15,8 +15,14 @@ Servers, all in one run:
   tandem-nocache  tandem serve with edge.prompt_cache: false (every turn prefills all of it)
   llama-server    llama.cpp's server at the same commit (keeps each slot's prompt cache too)
 
+With --interleave the chats take turns (chat 1 turn 1, chat 2 turn 1, ..., chat 1 turn 2, ...)
+so that with fewer slots than chats each turn finds its slot holding another conversation:
+what the host-memory prompt store (edge.prompt_cache_mib) is for. The second Tandem then runs
+with prompt_cache_mib: 0 (slots only) instead of no cache; llama-server keeps its own RAM
+prompt cache (--cache-ram, on by default at this commit).
+
 Usage: bench/chat_turns.py [--model GGUF] [--turns 12] [--chats 3] [--max-tokens 48]
-                           [--parallel 1] [--context 4096] [--out results.json]
+                           [--parallel 1] [--context 4096] [--interleave] [--out results.json]
 """
 
 import argparse
@@ -50,12 +56,13 @@ FOLLOW_UPS = [
 ]
 
 
-def start_tandem(args, port, prompt_cache, workdir):
-    config = os.path.join(workdir, f"tandem-{prompt_cache}.yaml")
+def start_tandem(args, port, prompt_cache, workdir, store_mib=256):
+    config = os.path.join(workdir, f"tandem-{prompt_cache}-{store_mib}.yaml")
     with open(config, "w") as f:
         f.write(f"server: {{host: 127.0.0.1, port: {port}}}\n"
                 f"edge:\n  model: {args.model}\n  threads: 1\n  context: {args.context}\n"
                 f"  parallel: {args.parallel}\n  prompt_cache: {str(prompt_cache).lower()}\n"
+                f"  prompt_cache_mib: {store_mib}\n"
                 f"  default_max_tokens: {args.max_tokens}\n"
 )
     process = subprocess.Popen([TANDEM, "serve", "-c", config], stdout=subprocess.DEVNULL,
@@ -82,17 +89,30 @@ def stream_turn(port, model, messages, max_tokens):
     return ttft, answer.text, answer.usage
 
 
-def play(port, model, args, opening):
-    messages = [{"role": "user", "content": opening}]
-    turns = []
-    for turn in range(args.turns):
-        ttft, answer, usage = stream_turn(port, model, messages, args.max_tokens)
-        details = usage.get("prompt_tokens_details") or {}
-        turns.append({"turn": turn + 1, "ttft_ms": ttft, "prompt_tokens": usage.get("prompt_tokens"),
-                      "cached_tokens": details.get("cached_tokens")})
-        messages.append({"role": "assistant", "content": answer})
-        messages.append({"role": "user", "content": FOLLOW_UPS[turn % len(FOLLOW_UPS)]})
-    return turns
+def play_turn(port, model, args, messages, turn):
+    """Plays turn `turn` of the chat in `messages` (extended in place); returns its record."""
+    ttft, answer, usage = stream_turn(port, model, messages, args.max_tokens)
+    details = usage.get("prompt_tokens_details") or {}
+    messages.append({"role": "assistant", "content": answer})
+    messages.append({"role": "user", "content": FOLLOW_UPS[turn % len(FOLLOW_UPS)]})
+    return {"turn": turn + 1, "ttft_ms": ttft, "prompt_tokens": usage.get("prompt_tokens"),
+            "cached_tokens": details.get("cached_tokens")}
+
+
+def play_chats(port, model, args):
+    """Every chat's turns, one chat after another or (--interleave) turn by turn."""
+    histories = [[{"role": "user", "content": OPENINGS[i % len(OPENINGS)]}]
+                 for i in range(args.chats)]
+    chats = [[] for _ in histories]
+    if args.interleave:
+        for turn in range(args.turns):
+            for chat, messages in zip(chats, histories):
+                chat.append(play_turn(port, model, args, messages, turn))
+    else:
+        for chat, messages in zip(chats, histories):
+            for turn in range(args.turns):
+                chat.append(play_turn(port, model, args, messages, turn))
+    return chats
 
 
 def run_server(name, start, args):
@@ -100,7 +120,7 @@ def run_server(name, start, args):
     process, model = start(port)
     try:
         stream_turn(port, model, [{"role": "user", "content": "Hello"}], 1)  # warm-up
-        chats = [play(port, model, args, OPENINGS[i % len(OPENINGS)]) for i in range(args.chats)]
+        chats = play_chats(port, model, args)
     finally:
         process.terminate()
         process.wait(timeout=30)
@@ -126,6 +146,8 @@ def main():
     parser.add_argument("--max-tokens", type=int, default=48)
     parser.add_argument("--parallel", type=int, default=1)
     parser.add_argument("--context", type=int, default=4096)
+    parser.add_argument("--interleave", action="store_true",
+                        help="chats take turns, so a turn's slot holds another chat")
     parser.add_argument("--out")
     args = parser.parse_args()
     args.model = os.path.abspath(args.model)
@@ -133,6 +155,8 @@ def main():
     with tempfile.TemporaryDirectory() as workdir:
         results = [
             run_server("tandem", lambda p: start_tandem(args, p, True, workdir), args),
+            run_server("tandem-nostore", lambda p: start_tandem(args, p, True, workdir, 0), args)
+            if args.interleave else
             run_server("tandem-nocache", lambda p: start_tandem(args, p, False, workdir), args),
             run_server("llama-server", lambda p: start_llama_server(args, p), args),
         ]
@@ -141,8 +165,10 @@ def main():
             json.dump(results, f, indent=1)
 
     names = [r["server"] for r in results]
+    order = "interleaved" if args.interleave else "one after another"
     print(f"model {os.path.basename(args.model)}, 1 thread, {args.parallel} slot(s), "
-          f"{args.chats} chats, max_tokens {args.max_tokens}; median time to first token (ms)")
+          f"{args.chats} chats {order}, max_tokens {args.max_tokens}; "
+          f"median time to first token (ms)")
     print("turn  " + "".join(f"{n:>16}" for n in names) + "   tandem/llama  prompt  cached")
     for turn in range(args.turns):
         row = [r["turns"][turn] for r in results]
