@@ -4,6 +4,7 @@
 
 #include "common/log.h"
 #include "net/async_queue.h"
+#include "net/offload.h"
 #include "server/gateway_traces.h"
 #include "server/gateway_util.h"
 #include "server/responses.h"
@@ -58,9 +59,13 @@ net::awaitable<EmbeddingsAnswer> edge_embeddings(Gateway& gateway, EmbeddingsReq
   trace.reason_codes = {"model.edge"};
   auto executor = co_await net::asio::this_coro::executor;
   auto answers = std::make_shared<net::AsyncQueue<Result<engine::EmbeddingResult>>>(executor);
-  const Status queued = engine->embed(
-      std::move(request.inputs),
-      [answers](Result<engine::EmbeddingResult> result) { answers->push(std::move(result)); });
+  // The inputs are tokenized by embed(): on the edge's workers, not this I/O thread.
+  const auto queue_inputs = [engine, &request, answers] {
+    return engine->embed(std::move(request.inputs), [answers](Result<engine::EmbeddingResult> r) {
+      answers->push(std::move(r));
+    });
+  };
+  const Status queued = co_await net::run_on(gateway.edge_workers(), queue_inputs);
   if (!queued) {
     ApiError error = api_error_from(queued.error());
     if (error.status == 400) {

@@ -249,6 +249,8 @@ class Gateway {
   // grammar never holds up the I/O thread's other connections.
   net::awaitable<std::variant<engine::GenerationRequest, ApiError>> prepare_edge(
       const CompletionRequest& request);
+  // Where edge work that tokenizes runs (net::run_on): never an I/O thread.
+  net::asio::thread_pool& edge_workers() { return *edge_workers_; }
   // Runs one edge generation, handing each token to `on_token`; returning false from it stops
   // the generation (the summary then says kCancelled).
   using TokenHandler = std::function<net::awaitable<bool>(const engine::TokenEvent&)>;

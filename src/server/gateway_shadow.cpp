@@ -258,12 +258,18 @@ namespace {
 // The edge's side of a sample. Holds the state, not the request: it may finish after the
 // response, and then the comparison happens here.
 net::awaitable<void> shadow_edge(Gateway& gateway, std::shared_ptr<ShadowRequest::State> state,
-                                 engine::GenerationRequest generation,
-                                 config::ConfidenceWeights weights, double complexity) {
+                                 CompletionRequest request, config::ConfidenceWeights weights,
+                                 double complexity) {
   struct Discharge {
     ShadowRequest::State& state;
     ~Discharge() { state.mode.discharge(state.cancel); }
   } discharge{*state};
+  auto prepared = co_await gateway.prepare_edge(request);  // off the I/O thread
+  if (std::holds_alternative<ApiError>(prepared)) {
+    state->edge_over(store::ShadowOutcome::kEdgeFailed);
+    co_return;
+  }
+  auto& generation = std::get<engine::GenerationRequest>(prepared);
   routing::ConfidenceTracker tracker(weights, complexity);
   const Gateway::TokenHandler on_token =
       [&tracker](const engine::TokenEvent& event) -> net::awaitable<bool> {
@@ -311,11 +317,6 @@ ShadowRequest::ShadowRequest(Gateway& gateway, ShadowMode& mode, const Completio
   if (!sampled) {
     return;
   }
-  auto generation = gateway.edge_generation(request);
-  if (std::holds_alternative<ApiError>(generation)) {
-    state_->edge_over(store::ShadowOutcome::kEdgeFailed);
-    return;
-  }
   // A sample never waits behind other work: when the requests already running or waiting
   // (about to take a slot) fill every sequence slot, it is skipped.
   const engine::Engine* engine = gateway.engine();
@@ -335,11 +336,8 @@ ShadowRequest::ShadowRequest(Gateway& gateway, ShadowMode& mode, const Completio
   auto failed = net::on_failure("shadow", "shadow_edge", [state = state_](std::exception_ptr) {
     state->edge_over(store::ShadowOutcome::kEdgeFailed);
   });
-  net::asio::co_spawn(
-      executor,
-      shadow_edge(gateway, state_, std::move(std::get<engine::GenerationRequest>(generation)),
-                  cascade.weights, complexity),
-      std::move(failed));
+  net::asio::co_spawn(executor, shadow_edge(gateway, state_, request, cascade.weights, complexity),
+                      std::move(failed));
 }
 
 ShadowRequest::~ShadowRequest() {
