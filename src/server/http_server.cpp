@@ -393,6 +393,39 @@ net::awaitable<void> watch_disconnect(net::tcp::socket& socket, std::shared_ptr<
   }
 }
 
+// Cancels a request when its client leaves or its deadline passes. However the request ends
+// (an exception included), the watch and the deadline let go of `cancel` when this goes, so
+// it must be destroyed before `cancel`.
+class RequestWatch {
+ public:
+  RequestWatch(beast::tcp_stream& stream, CancelSignal& cancel,
+               const asio::any_io_executor& executor, std::chrono::milliseconds timeout)
+      : stream_(stream),
+        done_(std::make_shared<bool>(false)),
+        deadline_(std::make_shared<asio::steady_timer>(executor, timeout)) {
+    asio::co_spawn(executor, watch_disconnect(stream.socket(), done_, cancel),
+                   net::log_failure("server", "watch_disconnect"));
+    deadline_->async_wait([&cancel, done = done_](boost::system::error_code timer_ec) {
+      if (!timer_ec && !*done) {
+        cancel.cancel();
+      }
+    });
+  }
+  ~RequestWatch() {
+    *done_ = true;
+    deadline_->cancel();
+    boost::system::error_code ignored;
+    stream_.socket().cancel(ignored);  // ends the disconnect watch
+  }
+  RequestWatch(const RequestWatch&) = delete;
+  RequestWatch& operator=(const RequestWatch&) = delete;
+
+ private:
+  beast::tcp_stream& stream_;
+  std::shared_ptr<bool> done_;
+  std::shared_ptr<asio::steady_timer> deadline_;
+};
+
 }  // namespace
 
 net::awaitable<std::optional<Response>> HttpServer::State::complete(
@@ -439,30 +472,9 @@ net::awaitable<std::optional<Response>> HttpServer::State::complete(
   CancelSignal cancel;
   const auto registered = in_flight.enter(cancel);
   auto executor = co_await asio::this_coro::executor;
-  auto done = std::make_shared<bool>(false);
-  asio::co_spawn(executor, watch_disconnect(stream.socket(), done, cancel),
-                 net::log_failure("server", "watch_disconnect"));
   // The whole request, streaming included, is bounded by request_timeout_ms.
-  auto deadline = std::make_shared<asio::steady_timer>(
-      executor, std::chrono::milliseconds(server.request_timeout_ms));
-  deadline->async_wait([&cancel, done](boost::system::error_code timer_ec) {
-    if (!timer_ec && !*done) {
-      cancel.cancel();
-    }
-  });
-  // However the request ends (an exception included), the watch and the deadline let go of
-  // `cancel` before it goes away.
-  struct Release {
-    std::shared_ptr<bool> done;
-    std::shared_ptr<asio::steady_timer> deadline;
-    beast::tcp_stream& stream;
-    ~Release() {
-      *done = true;
-      deadline->cancel();
-      boost::system::error_code ignored;
-      stream.socket().cancel(ignored);  // ends the disconnect watch
-    }
-  } release{done, deadline, stream};
+  const RequestWatch watch(stream, cancel, executor,
+                           std::chrono::milliseconds(server.request_timeout_ms));
 
   std::optional<Response> res;
   const ResponseIds ids = new_response_ids(kind, request.model);
@@ -596,27 +608,8 @@ net::awaitable<Response> HttpServer::State::embeddings(beast::tcp_stream& stream
   CancelSignal cancel;
   const auto registered = in_flight.enter(cancel);
   auto executor = co_await asio::this_coro::executor;
-  auto done = std::make_shared<bool>(false);
-  asio::co_spawn(executor, watch_disconnect(stream.socket(), done, cancel),
-                 net::log_failure("server", "watch_disconnect"));
-  auto deadline = std::make_shared<asio::steady_timer>(
-      executor, std::chrono::milliseconds(server.request_timeout_ms));
-  deadline->async_wait([&cancel, done](boost::system::error_code timer_ec) {
-    if (!timer_ec && !*done) {
-      cancel.cancel();
-    }
-  });
-  struct Release {  // as in complete(): the watch and the deadline let go of `cancel` first
-    std::shared_ptr<bool> done;
-    std::shared_ptr<asio::steady_timer> deadline;
-    beast::tcp_stream& stream;
-    ~Release() {
-      *done = true;
-      deadline->cancel();
-      boost::system::error_code ignored;
-      stream.socket().cancel(ignored);
-    }
-  } release{done, deadline, stream};
+  const RequestWatch watch(stream, cancel, executor,
+                           std::chrono::milliseconds(server.request_timeout_ms));
 
   const EmbeddingsAnswer answer = co_await answer_embeddings(
       *gateway, std::move(request), std::move(std::get<routing::RequestHints>(hints)), cancel);

@@ -12,6 +12,7 @@
 #include <openssl/evp.h>
 
 #include "common/json_depth.h"
+#include "common/json_kind.h"
 #include "upstream/upstream.h"
 
 namespace tandem::upstream {
@@ -22,21 +23,6 @@ using nlohmann::json;
 Error malformed(const std::string& what) {
   return make_error(ErrorCode::kInternal,
                     "the upstream sent a malformed embeddings answer: " + what);
-}
-
-// What a JSON value is, for a message about a field of the wrong type.
-std::string kind_of(const json& value) {
-  if (value.is_null()) {
-    return "null";
-  }
-  if (value.is_number_float()) {
-    return "a fraction";
-  }
-  if (value.is_number()) {
-    return "a number";
-  }
-  const std::string name = value.type_name();
-  return (name == "array" || name == "object" ? "an " : "a ") + name;
 }
 
 // A list of numbers, each finite and within float32's range (what OpenAI's vectors are).
@@ -96,7 +82,7 @@ int prompt_tokens_of(const json& answer, std::string& problem) {
     return 0;
   }
   if (!usage->is_object()) {
-    problem = "usage is " + kind_of(*usage);
+    problem = "usage is " + json_kind(*usage);
     return 0;
   }
   const auto tokens = usage->find("prompt_tokens");
@@ -111,7 +97,7 @@ int prompt_tokens_of(const json& answer, std::string& problem) {
     problem = "usage.prompt_tokens is " + std::to_string(value);
     return 0;
   }
-  problem = "usage.prompt_tokens is " + kind_of(*tokens);
+  problem = "usage.prompt_tokens is " + json_kind(*tokens);
   return 0;
 }
 
@@ -134,7 +120,7 @@ Result<CloudEmbeddings> parse_cloud_embeddings(const std::string& body, size_t i
   }
   const auto data = answer.find("data");
   if (data == answer.end() || !data->is_array()) {
-    return malformed(data == answer.end() ? "it has no data" : "data is " + kind_of(*data));
+    return malformed(data == answer.end() ? "it has no data" : "data is " + json_kind(*data));
   }
   if (data->size() != inputs) {
     return malformed("data holds " + std::to_string(data->size()) + " vectors for " +
@@ -147,7 +133,7 @@ Result<CloudEmbeddings> parse_cloud_embeddings(const std::string& body, size_t i
     const json& item = (*data)[i];
     const std::string where = "data[" + std::to_string(i) + "]";
     if (!item.is_object()) {
-      return malformed(where + " is " + kind_of(item) + ", not an object");
+      return malformed(where + " is " + json_kind(item) + ", not an object");
     }
     size_t index = i;
     if (const auto at = item.find("index"); at != item.end() && !at->is_null()) {
@@ -175,7 +161,7 @@ Result<CloudEmbeddings> parse_cloud_embeddings(const std::string& body, size_t i
         return malformed(where + ".embedding is not base64 of float32 values");
       }
     } else {
-      return malformed(where + ".embedding is " + kind_of(*embedding));
+      return malformed(where + ".embedding is " + json_kind(*embedding));
     }
   }
   // Every index was distinct and in range, so every vector is filled.

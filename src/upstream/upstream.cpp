@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "common/json_depth.h"
+#include "common/json_kind.h"
 #include "common/log.h"
 #include "net/sleep.h"
 #include "net/sse.h"
@@ -48,21 +49,6 @@ std::string error_message_of(const std::string& body) {
   return body.substr(0, 200);
 }
 
-// What a JSON value is, for a message about a field of the wrong type.
-std::string kind_of(const nlohmann::json& value) {
-  if (value.is_null()) {
-    return "null";
-  }
-  if (value.is_number_float()) {
-    return "a fraction";
-  }
-  if (value.is_number()) {
-    return "a number";
-  }
-  const std::string name = value.type_name();
-  return (name == "array" || name == "object" ? "an " : "a ") + name;
-}
-
 // A token count from an upstream's usage object: 0 when absent, and 0 with a note in `problems`
 // when it is not a count (null, text, a fraction, negative or beyond int). A malformed usage is
 // not worth failing an answer over, and reading it never throws.
@@ -79,7 +65,7 @@ int token_count(const nlohmann::json& usage, const char* key, const char* where,
     }
   }
   problems += std::string(problems.empty() ? "" : "; ") + where + key + " is " +
-              (it->is_number_integer() ? std::to_string(it->get<int64_t>()) : kind_of(*it));
+              (it->is_number_integer() ? std::to_string(it->get<int64_t>()) : json_kind(*it));
   return 0;
 }
 
@@ -91,7 +77,7 @@ std::optional<CloudUsage> usage_of(const nlohmann::json& json, std::string& prob
     return std::nullopt;
   }
   if (!usage->is_object()) {
-    problems = "usage is " + kind_of(*usage);
+    problems = "usage is " + json_kind(*usage);
     return std::nullopt;
   }
   CloudUsage u;
@@ -212,7 +198,7 @@ Result<CloudEvent> parse_cloud_chunk(const std::string& data, ApiKind kind, bool
   const auto choices = json.find("choices");
   const bool has_choices = choices != json.end() && !choices->is_null();
   if (has_choices && !choices->is_array()) {
-    return malformed("choices is " + kind_of(*choices) + ", not a list");
+    return malformed("choices is " + json_kind(*choices) + ", not a list");
   }
   if (whole && (!has_choices || choices->empty())) {
     return malformed("it has no choices");
@@ -220,7 +206,7 @@ Result<CloudEvent> parse_cloud_chunk(const std::string& data, ApiKind kind, bool
   if (has_choices && !choices->empty()) {
     const auto& choice = (*choices)[0];
     if (!choice.is_object()) {
-      return malformed("choices[0] is " + kind_of(choice) + ", not an object");
+      return malformed("choices[0] is " + json_kind(choice) + ", not an object");
     }
     event.has_choice = true;
     if (kind == ApiKind::kChat) {
@@ -228,7 +214,7 @@ Result<CloudEvent> parse_cloud_chunk(const std::string& data, ApiKind kind, bool
       const auto delta = choice.find(key);
       const bool present = delta != choice.end() && !delta->is_null();
       if (present && !delta->is_object()) {
-        return malformed("choices[0]." + std::string(key) + " is " + kind_of(*delta) +
+        return malformed("choices[0]." + std::string(key) + " is " + json_kind(*delta) +
                          ", not an object");
       }
       if (whole && !present) {
@@ -351,60 +337,24 @@ net::awaitable<std::optional<UpstreamFailure>> Upstream::attempt(const CloudRequ
                                                                  CancelSignal& cancel,
                                                                  bool& delivered) {
   nlohmann::json body = request.body;
-  body["model"] = config_.models.at(request.public_model);
   body["stream"] = request.stream;
   if (request.stream) {
     body["stream_options"] = {{"include_usage", true}};
   }
-  EgressSend send = request.egress;
-  send.upstream = config_.name;
-  send.model = config_.models.at(request.public_model);
-  std::string body_bytes = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  auto admitted = co_await guard_->admit(std::move(body_bytes), send);
-  if (auto* refused = std::get_if<EgressRefusal>(&admitted)) {
-    UpstreamFailure f =
-        make_failure(config_.name, Kind::kRefused,
-                     "not sent to upstream " + config_.name + ": " + refused->message);
-    f.refused = std::move(*refused);
-    co_return f;
-  }
-  HttpRequest http_request("POST",
-                           request.kind == ApiKind::kChat ? "/chat/completions" : "/completions",
-                           std::get<GuardedBody>(std::move(admitted)));
-  http_request.headers["Accept"] = request.stream ? "text/event-stream" : "application/json";
-  if (!config_.api_key.empty()) {
-    http_request.headers["Authorization"] = "Bearer " + config_.api_key;
-  }
-
-  auto opened = co_await open_exchange(*tls_, endpoint_, http_request, config_.timeouts,
-                                       config_.max_response_bytes, &pool_, &cancel);
-  if (auto* failed = std::get_if<HttpFailure>(&opened)) {
-    co_return named_failure(config_.name, std::move(*failed));
+  // GCC 12 mis-handles temporaries in co_await arguments: every argument is named.
+  const std::string path = request.kind == ApiKind::kChat ? "/chat/completions" : "/completions";
+  const std::string& model = config_.models.at(request.public_model);
+  const char* accept = request.stream ? "text/event-stream" : "application/json";
+  auto opened = co_await post(path, std::move(body), model, request.egress, accept, cancel);
+  if (auto* failed = std::get_if<UpstreamFailure>(&opened)) {
+    co_return std::move(*failed);
   }
   auto exchange = std::move(std::get<std::unique_ptr<HttpExchange>>(opened));
   CancelRegistration registration(cancel, [raw = exchange.get()] { raw->cancel(); });
-
-  if (exchange->status() < 200 || exchange->status() >= 300) {
-    UpstreamFailure f = make_failure(config_.name, Kind::kStatus, "");
-    f.http.status = exchange->status();
-    auto error_body = co_await exchange->read_all(kMaxErrorBody);
-    if (auto* text = std::get_if<std::string>(&error_body)) {
-      f.http.body = *text;
-    }
-    f.http.message = "upstream " + config_.name + " answered " +
-                     std::to_string(exchange->status()) + ": " + error_message_of(f.http.body);
-    f.http.retry_after = parse_retry_after(exchange->retry_after());
-    co_return f;
-  }
   if (!request.stream) {
-    if (exchange->content_type().rfind("application/json", 0) != 0) {
-      co_return make_failure(config_.name, Kind::kProtocol,
-                             "upstream " + config_.name + " answered with Content-Type '" +
-                                 exchange->content_type() + "', expected application/json");
-    }
-    auto whole = co_await exchange->read_all(config_.max_response_bytes);
-    if (auto* failed = std::get_if<HttpFailure>(&whole)) {
-      co_return named_failure(config_.name, std::move(*failed));
+    auto whole = co_await read_json(*exchange);
+    if (auto* failed = std::get_if<UpstreamFailure>(&whole)) {
+      co_return std::move(*failed);
     }
     auto event = parse_cloud_chunk(std::get<std::string>(whole), request.kind, true);
     if (!event) {
@@ -513,53 +463,19 @@ net::awaitable<std::variant<CloudEmbeddings, UpstreamFailure>> Upstream::embed(
 
 net::awaitable<std::optional<UpstreamFailure>> Upstream::attempt_embeddings(
     const EmbeddingsCall& call, CancelSignal& cancel, CloudEmbeddings& answer) {
+  const std::string path = "/embeddings";
   const std::string& model = config_.embeddings_models.at(call.public_model);
   nlohmann::json body = call.body;
-  body["model"] = model;
-  EgressSend send = call.egress;
-  send.upstream = config_.name;
-  send.model = model;
-  std::string body_bytes = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  auto admitted = co_await guard_->admit(std::move(body_bytes), send);
-  if (auto* refused = std::get_if<EgressRefusal>(&admitted)) {
-    UpstreamFailure f =
-        make_failure(config_.name, Kind::kRefused,
-                     "not sent to upstream " + config_.name + ": " + refused->message);
-    f.refused = std::move(*refused);
-    co_return f;
-  }
-  HttpRequest http_request("POST", "/embeddings", std::get<GuardedBody>(std::move(admitted)));
-  http_request.headers["Accept"] = "application/json";
-  if (!config_.api_key.empty()) {
-    http_request.headers["Authorization"] = "Bearer " + config_.api_key;
-  }
-  auto opened = co_await open_exchange(*tls_, endpoint_, http_request, config_.timeouts,
-                                       config_.max_response_bytes, &pool_, &cancel);
-  if (auto* failed = std::get_if<HttpFailure>(&opened)) {
-    co_return named_failure(config_.name, std::move(*failed));
+  auto opened =
+      co_await post(path, std::move(body), model, call.egress, "application/json", cancel);
+  if (auto* failed = std::get_if<UpstreamFailure>(&opened)) {
+    co_return std::move(*failed);
   }
   auto exchange = std::move(std::get<std::unique_ptr<HttpExchange>>(opened));
   CancelRegistration registration(cancel, [raw = exchange.get()] { raw->cancel(); });
-  if (exchange->status() < 200 || exchange->status() >= 300) {
-    UpstreamFailure f = make_failure(config_.name, Kind::kStatus, "");
-    f.http.status = exchange->status();
-    auto error_body = co_await exchange->read_all(kMaxErrorBody);
-    if (auto* text = std::get_if<std::string>(&error_body)) {
-      f.http.body = *text;
-    }
-    f.http.message = "upstream " + config_.name + " answered " +
-                     std::to_string(exchange->status()) + ": " + error_message_of(f.http.body);
-    f.http.retry_after = parse_retry_after(exchange->retry_after());
-    co_return f;
-  }
-  if (exchange->content_type().rfind("application/json", 0) != 0) {
-    co_return make_failure(config_.name, Kind::kProtocol,
-                           "upstream " + config_.name + " answered with Content-Type '" +
-                               exchange->content_type() + "', expected application/json");
-  }
-  auto whole = co_await exchange->read_all(config_.max_response_bytes);
-  if (auto* failed = std::get_if<HttpFailure>(&whole)) {
-    co_return named_failure(config_.name, std::move(*failed));
+  auto whole = co_await read_json(*exchange);
+  if (auto* failed = std::get_if<UpstreamFailure>(&whole)) {
+    co_return std::move(*failed);
   }
   auto parsed = parse_cloud_embeddings(std::get<std::string>(whole), call.inputs);
   if (!parsed) {
@@ -573,6 +489,61 @@ net::awaitable<std::optional<UpstreamFailure>> Upstream::attempt_embeddings(
   }
   answer = std::move(parsed).value();
   co_return std::nullopt;
+}
+
+net::awaitable<Upstream::Opened> Upstream::post(const std::string& path, nlohmann::json body,
+                                                const std::string& model, EgressSend send,
+                                                const char* accept, CancelSignal& cancel) {
+  body["model"] = model;
+  send.upstream = config_.name;
+  send.model = model;
+  std::string body_bytes = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  auto admitted = co_await guard_->admit(std::move(body_bytes), send);
+  if (auto* refused = std::get_if<EgressRefusal>(&admitted)) {
+    UpstreamFailure f =
+        make_failure(config_.name, Kind::kRefused,
+                     "not sent to upstream " + config_.name + ": " + refused->message);
+    f.refused = std::move(*refused);
+    co_return f;
+  }
+  HttpRequest http_request("POST", path, std::get<GuardedBody>(std::move(admitted)));
+  http_request.headers["Accept"] = accept;
+  if (!config_.api_key.empty()) {
+    http_request.headers["Authorization"] = "Bearer " + config_.api_key;
+  }
+  auto opened = co_await open_exchange(*tls_, endpoint_, http_request, config_.timeouts,
+                                       config_.max_response_bytes, &pool_, &cancel);
+  if (auto* failed = std::get_if<HttpFailure>(&opened)) {
+    co_return named_failure(config_.name, std::move(*failed));
+  }
+  auto exchange = std::move(std::get<std::unique_ptr<HttpExchange>>(opened));
+  if (exchange->status() >= 200 && exchange->status() < 300) {
+    co_return std::move(exchange);
+  }
+  CancelRegistration registration(cancel, [raw = exchange.get()] { raw->cancel(); });
+  UpstreamFailure f = make_failure(config_.name, Kind::kStatus, "");
+  f.http.status = exchange->status();
+  auto error_body = co_await exchange->read_all(kMaxErrorBody);
+  if (auto* text = std::get_if<std::string>(&error_body)) {
+    f.http.body = *text;
+  }
+  f.http.message = "upstream " + config_.name + " answered " + std::to_string(exchange->status()) +
+                   ": " + error_message_of(f.http.body);
+  f.http.retry_after = parse_retry_after(exchange->retry_after());
+  co_return f;
+}
+
+net::awaitable<Upstream::Body> Upstream::read_json(HttpExchange& exchange) {
+  if (exchange.content_type().rfind("application/json", 0) != 0) {
+    co_return make_failure(config_.name, Kind::kProtocol,
+                           "upstream " + config_.name + " answered with Content-Type '" +
+                               exchange.content_type() + "', expected application/json");
+  }
+  auto whole = co_await exchange.read_all(config_.max_response_bytes);
+  if (auto* failed = std::get_if<HttpFailure>(&whole)) {
+    co_return named_failure(config_.name, std::move(*failed));
+  }
+  co_return std::move(std::get<std::string>(whole));
 }
 
 net::awaitable<std::optional<UpstreamFailure>> Upstream::with_retries(const Attempt& attempt_once,

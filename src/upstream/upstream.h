@@ -169,6 +169,16 @@ class Upstream {
   net::awaitable<std::optional<UpstreamFailure>> attempt_embeddings(const EmbeddingsCall& call,
                                                                     CancelSignal& cancel,
                                                                     CloudEmbeddings& answer);
+  // POSTs `body`, with `model` set, to `path` through the egress guard and opens the answer:
+  // a refusal, a failure to connect or a non-2xx status (its body read for the message) is
+  // the failure. The caller registers cancellation on the exchange it gets.
+  using Opened = std::variant<std::unique_ptr<HttpExchange>, UpstreamFailure>;
+  net::awaitable<Opened> post(const std::string& path, nlohmann::json body,
+                              const std::string& model, EgressSend send, const char* accept,
+                              CancelSignal& cancel);
+  // A non-streamed answer's whole JSON text, or the failure (another Content-Type, a read error).
+  using Body = std::variant<std::string, UpstreamFailure>;
+  net::awaitable<Body> read_json(HttpExchange& exchange);
   // Runs attempts until one succeeds, fails for good, or the retries are spent: the circuit
   // breaker admits each, its outcome is recorded, retryable failures back off. `delivered`
   // (set by an attempt) ends the retries: something reached the caller.
