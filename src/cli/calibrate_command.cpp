@@ -4,11 +4,10 @@
 // eval/calibrate.h; this file reads the inputs, prints and writes.
 
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "cli/commands.h"
+#include "common/read_file.h"
 #include "config/config_editor.h"
 #include "eval/calibrate.h"
 #include "eval/router_training.h"
@@ -38,16 +37,6 @@ struct CalibrateFlags {
 int fail(const std::string& message) {
   std::cerr << "tandem calibrate: " << message << "\n";
   return 1;
-}
-
-Result<std::string> read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return make_error(ErrorCode::kNotFound, path + ": cannot open: " + errno_message(errno));
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 // Samples from trace files (the router computes kinds and classifier scores as the server
@@ -157,7 +146,7 @@ int run_calibrate(const CalibrateFlags& flags) {
   if (!flags.write.empty()) {
     std::string text;
     if (std::filesystem::exists(flags.write)) {
-      auto read = read_text(flags.write);
+      auto read = read_file(flags.write);
       if (!read) {
         return fail(read.error().message);
       }

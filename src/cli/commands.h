@@ -24,6 +24,11 @@ std::function<int()> add_drift_command(CLI::App& app);
 // Registers `tandem router train|eval|explain` (the ingress complexity classifier).
 std::function<int()> add_router_command(CLI::App& app);
 
+// Registers `tandem router train-task` and `tandem router pairs` under `router` (the task
+// model, and common sense measured on prompt pairs; called by add_router_command). The callback
+// returns -1 when another router subcommand was chosen.
+std::function<int()> add_router_task_commands(CLI::App& router);
+
 // Registers `tandem route` (the routing decision for a prompt, without generating).
 std::function<int()> add_route_command(CLI::App& app);
 

@@ -1,6 +1,6 @@
-// `tandem router train | eval | explain`: fit the ingress complexity classifier on labelled
-// routing traces, measure it, and show why it scores a prompt as it does. The work is in
-// eval/router_training.h; this file parses flags and prints.
+// `tandem router train | eval | explain` (train-task, pairs: router_task_command.cpp): fit the
+// ingress complexity classifier on labelled routing traces, measure it, and show why it scores a
+// prompt as it does. The work is in eval/router_training.h; this file parses flags and prints.
 
 #include <cmath>
 #include <cstdio>
@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "cli/commands.h"
+#include "cli/number_flag.h"
 #include "eval/router_training.h"
 #include "eval/server_traces.h"
 #include "store/trace_log.h"
@@ -249,13 +250,8 @@ int train(const TrainFlags& flags) {
   if (flags.l2 == "prior-only") {
     options.l2 = eval::kPriorOnly;
   } else if (flags.l2 != "auto") {
-    try {
-      size_t used = 0;
-      options.l2 = std::stod(flags.l2, &used);
-      if (used != flags.l2.size()) {
-        throw std::invalid_argument(flags.l2);
-      }
-    } catch (const std::exception&) {
+    options.l2 = parse_number(flags.l2);
+    if (!options.l2) {
       std::cerr << "tandem router train: --l2: expected a number, 'auto' or 'prior-only', got '"
                 << flags.l2 << "'\n";
       return 2;
@@ -454,8 +450,12 @@ std::function<int()> add_router_command(CLI::App& app) {
   explain_cmd->add_option("--top", explain_flags->top, "How many features to show")
       ->capture_default_str();
   explain_cmd->add_flag("--json", explain_flags->json, "Print one JSON object");
+  auto train_task = add_router_task_commands(*router);
 
-  return [train_flags, eval_flags, explain_flags, train_cmd, explain_cmd] {
+  return [train_flags, eval_flags, explain_flags, train_cmd, explain_cmd, train_task] {
+    if (const int task_result = train_task(); task_result >= 0) {
+      return task_result;
+    }
     if (train_cmd->parsed()) {
       return train(*train_flags);
     }

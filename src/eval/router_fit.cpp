@@ -30,7 +30,8 @@ struct Design {
 };
 
 Design make_design(const ExampleRefs& examples, const std::array<double, kFeatureCount>& means,
-                   const std::array<double, kFeatureCount>& scales, const Params& prior) {
+                   const std::array<double, kFeatureCount>& scales, const Params& prior,
+                   const std::array<bool, kFeatureCount>& fixed) {
   Design design;
   for (const TrainingExample* example : examples) {
     Params row{};
@@ -41,6 +42,9 @@ Design make_design(const ExampleRefs& examples, const std::array<double, kFeatur
       row[i + 1] =
           std::clamp(z, -ComplexityModel::kMaxStandardised, ComplexityModel::kMaxStandardised);
       offset += prior[i + 1] * row[i + 1];
+      if (fixed[i]) {
+        row[i + 1] = 0.0;  // in the offset only: no correction to fit (the penalty keeps it 0)
+      }
     }
     design.x.push_back(row);
     design.y.push_back(example->label);
@@ -209,7 +213,7 @@ FittedModel fit_complexity_model(const ExampleRefs& examples, const RouterPrior&
     prior_params[0] += prior.weights()[i] * means[i];
     prior_params[i + 1] = prior.weights()[i] * scales[i];
   }
-  const Design design = make_design(examples, means, scales, prior_params);
+  const Design design = make_design(examples, means, scales, prior_params, prior.fixed());
   const size_t free = std::isinf(l2) ? 1 : kParams;
   const Params delta = fit_delta(design, std::isinf(l2) ? 0.0 : l2, free);
   std::array<double, kFeatureCount> weights{};

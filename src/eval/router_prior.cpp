@@ -1,9 +1,9 @@
 #include "eval/router_prior.h"
 
 #include <cmath>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
+
+#include "common/read_file.h"
 
 namespace tandem::eval {
 namespace {
@@ -15,6 +15,29 @@ constexpr char kBuiltinJson[] =
 
 Error prior_error(std::string_view source, const std::string& what) {
   return make_error(ErrorCode::kInvalidArgument, std::string(source) + ": " + what);
+}
+
+// "fixed": feature names whose prior weight training keeps as it is.
+Status parse_fixed(const nlohmann::json& root, std::string_view source,
+                   std::array<bool, routing::kFeatureCount>& fixed) {
+  const auto list = root.find("fixed");
+  if (list == root.end()) {
+    return {};
+  }
+  if (!list->is_array()) {
+    return prior_error(source, "fixed: must be an array of feature names");
+  }
+  for (size_t i = 0; i < list->size(); ++i) {
+    const auto& name = (*list)[i];
+    const size_t index =
+        name.is_string() ? routing::feature_index(name.get<std::string>()) : routing::kFeatureCount;
+    if (index == routing::kFeatureCount) {
+      return prior_error(source,
+                         "fixed[" + std::to_string(i) + "]: unknown feature " + name.dump());
+    }
+    fixed[index] = true;
+  }
+  return {};
 }
 
 }  // namespace
@@ -49,17 +72,18 @@ Result<RouterPrior> RouterPrior::parse(std::string_view json_text, std::string_v
     }
     prior.weights_[index] = value.get<double>();
   }
+  if (auto fixed = parse_fixed(root, source, prior.fixed_); !fixed) {
+    return fixed.error();
+  }
   return prior;
 }
 
 Result<RouterPrior> RouterPrior::load(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return make_error(ErrorCode::kNotFound, path + ": cannot read the prior file");
+  auto text = read_file(path);
+  if (!text) {
+    return text.error();
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse(text.str(), path);
+  return parse(text.value(), path);
 }
 
 const RouterPrior& RouterPrior::builtin() {

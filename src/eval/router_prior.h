@@ -35,10 +35,15 @@ class RouterPrior {
   double bias() const { return bias_; }
   const std::array<double, routing::kFeatureCount>& weights() const { return weights_; }
   const std::string& source() const { return source_; }
+  // Features whose weight training keeps at the prior's ("fixed" in the file): judgements the
+  // benchmark data cannot speak to, such as the task model's (every row of a benchmark task
+  // asks the same kind of thing, so its labels only measure that model pair's quirks there).
+  const std::array<bool, routing::kFeatureCount>& fixed() const { return fixed_; }
 
  private:
   double bias_ = 0;
   std::array<double, routing::kFeatureCount> weights_{};
+  std::array<bool, routing::kFeatureCount> fixed_{};
   std::string source_;
 };
 

@@ -3,10 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 #include "common/log.h"
+#include "common/read_file.h"
 #include "config/config.h"
 
 namespace tandem::routing {
@@ -168,13 +167,11 @@ Result<ComplexityModel> ComplexityModel::parse(std::string_view json_text,
 }
 
 Result<ComplexityModel> ComplexityModel::load(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return make_error(ErrorCode::kNotFound, path + ": cannot open: " + errno_message(errno));
+  auto text = read_file(path);
+  if (!text) {
+    return text.error();
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse(text.str(), path);
+  return parse(text.value(), path);
 }
 
 const ComplexityModel& ComplexityModel::builtin() {

@@ -4,7 +4,9 @@
 #include <cmath>
 #include <cstdint>
 
+#include "common/utf8.h"
 #include "routing/prompt_cues_zh.h"
+#include "routing/task_model.h"
 
 namespace tandem::routing {
 namespace {
@@ -40,6 +42,7 @@ enum Feature : uint8_t {
   kCapitalizedRatio,
   kAvgWordLength,
   kLongWordRatio,
+  kTaskNgrams,
   kFeatureEnd,
   kNoCue = 0xff,
 };
@@ -53,7 +56,7 @@ constexpr std::array<std::string_view, kFeatureCount> kNames = {
     "choice_options",    "hard_task_cues", "reasoning_cues",    "creative_cues",
     "constraint_cues",   "factoid_cues",   "negation_cues",     "domain_terms",
     "non_ascii_ratio",   "cjk_ratio",      "capitalized_ratio", "avg_word_length",
-    "long_word_ratio",
+    "long_word_ratio",   "task_ngrams",
 };
 
 // Words that take part in multi-word cues ("step by step", "at least", "which of the
@@ -560,39 +563,6 @@ CodePointKind classify(uint32_t cp) {
     return CodePointKind::kSeparator;
   }
   return CodePointKind::kLetter;  // accented Latin, Cyrillic, Arabic...: part of a word
-}
-
-// Decodes the UTF-8 sequence at text[i] (a non-ASCII lead byte); returns its length. Invalid
-// bytes decode as U+FFFD one at a time, so malformed input stays linear and never throws.
-size_t decode_utf8(std::string_view text, size_t i, uint32_t& cp) {
-  const auto lead = static_cast<unsigned char>(text[i]);
-  size_t length = 0;
-  if (lead >= 0xc2 && lead <= 0xdf) {
-    length = 2;
-    cp = lead & 0x1f;
-  } else if (lead >= 0xe0 && lead <= 0xef) {
-    length = 3;
-    cp = lead & 0x0f;
-  } else if (lead >= 0xf0 && lead <= 0xf4) {
-    length = 4;
-    cp = lead & 0x07;
-  } else {
-    cp = 0xfffd;
-    return 1;
-  }
-  if (i + length > text.size()) {
-    cp = 0xfffd;
-    return 1;
-  }
-  for (size_t k = 1; k < length; ++k) {
-    const auto next = static_cast<unsigned char>(text[i + k]);
-    if ((next & 0xc0) != 0x80) {
-      cp = 0xfffd;
-      return 1;
-    }
-    cp = (cp << 6) | (next & 0x3f);
-  }
-  return length;
 }
 
 // The Chinese cues (prompt_cues_zh.h) by the FNV-1a hash of their UTF-8 bytes: open
@@ -1150,7 +1120,13 @@ size_t feature_index(std::string_view name) {
   return kFeatureCount;
 }
 
+constexpr double kTaskLogitLimit = 12.0;
+
 PromptFeatures extract_features(const PromptView& prompt) {
+  return extract_features(prompt, TaskModel::builtin());
+}
+
+PromptFeatures extract_features(const PromptView& prompt, const TaskModel& task_model) {
   PromptFeatures features;
   Scanner scanner(prompt.last_user);
   scanner.run();
@@ -1163,6 +1139,11 @@ PromptFeatures extract_features(const PromptView& prompt) {
   const size_t own = prompt.system.size() + prompt.last_user.size();
   features.values[kLogHistoryChars] =
       log_count(prompt.total_chars > own ? prompt.total_chars - own : 0);
+  // The task model's judgement of what is asked, clipped so that no prompt's n-grams can
+  // outweigh every other feature (the training data's logits stay within about ±6).
+  const double task = task_model.logit(prompt.last_user);
+  features.values[kTaskNgrams] =
+      static_cast<float>(std::clamp(task, -kTaskLogitLimit, kTaskLogitLimit));
   return features;
 }
 

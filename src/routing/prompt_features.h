@@ -20,7 +20,7 @@ struct PromptView {
   size_t total_chars = 0;      // all message text
 };
 
-inline constexpr size_t kFeatureCount = 29;
+inline constexpr size_t kFeatureCount = 30;
 
 // Raw (unstandardised) feature values, in the order of feature_names(). Counts are log1p'd so
 // that one huge prompt does not dominate a linear model; ratios are in [0, 1]. Every value is
@@ -36,7 +36,12 @@ const std::array<std::string_view, kFeatureCount>& feature_names();
 // The index of a feature by name, or kFeatureCount when there is none.
 size_t feature_index(std::string_view name);
 
-// Linear in the length of the text; the system prompt only contributes its length.
+class TaskModel;
+
+// Linear in the length of the text; the system prompt only contributes its length. The
+// task_ngrams feature is `task`'s logit (the shipped task model unless a caller measures
+// another one, as `tandem router pairs --task-model` does).
 PromptFeatures extract_features(const PromptView& prompt);
+PromptFeatures extract_features(const PromptView& prompt, const TaskModel& task);
 
 }  // namespace tandem::routing

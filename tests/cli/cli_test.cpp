@@ -24,6 +24,7 @@
 
 #include "../support/eventually.h"
 #include "common/answer_match.h"
+#include "routing/prompt_features.h"
 #include "store/review_queue.h"
 #include "store/shadow_log.h"
 #include "store/trace_log.h"
@@ -739,7 +740,7 @@ class CliReplay : public ::testing::Test {
       r.escalated = !edge;
       r.kind = kind;
       r.reason_codes = {"pattern.cascade"};
-      r.features.assign(29, 0.0F);
+      r.features.assign(tandem::routing::kFeatureCount, 0.0F);
       r.complexity = 0.3;
       r.confidence = tandem::store::TraceConfidence{
           20, mean_logprob, mean_logprob * 2, 0, 0, edge ? 0.8 : 0.1, 0.5};
@@ -956,7 +957,7 @@ TEST(CliRouterTrain, FromTheGatewaysLabelledTraces) {
       // The recorded prompt features, in feature_names() order (a format: the order is fixed):
       // log_chars (0) varies, hard_task_cues (17) marks the requests the edge got wrong.
       const bool hard = i % 3 == 0;
-      r.features.assign(29, 0.0F);
+      r.features.assign(tandem::routing::kFeatureCount, 0.0F);
       r.features[0] = 3.0F + static_cast<float>(i % 5) * 0.1F;
       r.features[17] = hard ? 0.6931F : 0.0F;
       r.edge_good = !hard;
@@ -1365,6 +1366,85 @@ TEST_F(CliStatus, HelpDocumentsTheFlags) {
     EXPECT_NE(help.stdout_text.find(flag), std::string::npos) << flag;
   }
   EXPECT_NE(run_tandem("--help").stdout_text.find("status"), std::string::npos);
+}
+
+// `tandem router train-task` and `tandem router pairs`: the task model from prompt pairs, and
+// common sense measured on them.
+std::string write_pair_file(const std::string& name, int seed) {
+  const char* easy[] = {"Translate this line", "Label the sentiment of", "Extract the date from"};
+  const char* hard[] = {"Prove the claim made in", "Design a system around",
+                        "Analyse the risks of"};
+  std::string text;
+  for (int i = 0; i < 12; ++i) {
+    text += nlohmann::json{{"id", name + std::to_string(i)},
+                           {"lang", i % 2 == 0 ? "en" : "zh"},
+                           {"family", "test"},
+                           {"easy", std::string(easy[(i + seed) % 3]) + " the memo."},
+                           {"hard", std::string(hard[(i + 2 * seed) % 3]) + " the memo."}}
+                .dump() +
+            "\n";
+  }
+  const std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(CliRouterTask, TrainsOnPairFilesAndReportsEachLeftOut) {
+  const std::string a = write_pair_file("pairs-a.jsonl", 0);
+  const std::string b = write_pair_file("pairs-b.jsonl", 1);
+  const std::string out_path = ::testing::TempDir() + "/task-model.json";
+  std::filesystem::remove(out_path);
+  auto out = run_tandem("router train-task --pairs " + a + " --pairs " + b + " --out " + out_path);
+  ASSERT_EQ(out.exit_code, 0) << out.stdout_text;
+  EXPECT_NE(out.stdout_text.find("pairs: 24 from 2 files"), std::string::npos) << out.stdout_text;
+  EXPECT_NE(out.stdout_text.find("left out one file at a time"), std::string::npos);
+  std::ifstream written(out_path);
+  const auto model = nlohmann::json::parse(written);
+  EXPECT_EQ(model["format"], "tandem-task-model/1");
+  EXPECT_EQ(model["metadata"]["left_out"].size(), 4u);
+
+  auto json = run_tandem("router train-task --pairs " + a + " --pairs " + b +
+                         " --l2 1 --json --out " + out_path);
+  ASSERT_EQ(json.exit_code, 0) << json.stdout_text;
+  const auto report = nlohmann::json::parse(json.stdout_text);
+  EXPECT_EQ(report["l2"], 1.0);
+  EXPECT_EQ(report["penalties"].size(), 1u);
+
+  // The trained model is measured on the pairs with --task-model.
+  auto pairs = run_tandem("router pairs --pairs " + a + " --task-model " + out_path + " --json");
+  ASSERT_EQ(pairs.exit_code, 0) << pairs.stdout_text;
+  const auto rows = nlohmann::json::parse(pairs.stdout_text)["rows"];
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0]["pairs"].get<int>() + rows[1]["pairs"].get<int>(), 12);
+}
+
+TEST(CliRouterTask, BadInputGetsAClearErrorAndExitOne) {
+  const std::string a = write_pair_file("pairs-c.jsonl", 0);
+  const std::string out_path = ::testing::TempDir() + "/task-bad.json";
+  auto one = run_tandem("router train-task --pairs " + a + " --out " + out_path, true);
+  EXPECT_EQ(one.exit_code, 1);
+  EXPECT_NE(one.stdout_text.find("at least two pair files"), std::string::npos) << one.stdout_text;
+  auto l2 = run_tandem(
+      "router train-task --pairs " + a + " --pairs " + a + " --l2 lots --out " + out_path, true);
+  EXPECT_EQ(l2.exit_code, 1);
+  EXPECT_NE(l2.stdout_text.find("--l2: expected a number or 'auto', got 'lots'"), std::string::npos)
+      << l2.stdout_text;
+  const std::string bad = ::testing::TempDir() + "/task-not-json.json";
+  std::ofstream(bad) << "{";
+  auto pairs = run_tandem("router pairs --pairs " + a + " --task-model " + bad, true);
+  EXPECT_EQ(pairs.exit_code, 1);
+  EXPECT_NE(pairs.stdout_text.find("task-not-json.json: not JSON"), std::string::npos)
+      << pairs.stdout_text;
+}
+
+TEST(CliRouterPairs, TheShippedRouterOrdersTheGoldenPairs) {
+  auto out = run_tandem(std::string("router pairs --pairs ") + TANDEM_TEST_DATA +
+                        "/../routing/cases/golden_pairs.jsonl");
+  ASSERT_EQ(out.exit_code, 0) << out.stdout_text;
+  EXPECT_NE(out.stdout_text.find("threshold "), std::string::npos);
+  EXPECT_NE(out.stdout_text.find("golden_pairs.jsonl"), std::string::npos);
+  EXPECT_NE(out.stdout_text.find(" en "), std::string::npos);
+  EXPECT_NE(out.stdout_text.find(" zh "), std::string::npos);
 }
 
 }  // namespace

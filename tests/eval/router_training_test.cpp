@@ -164,15 +164,14 @@ TEST(RouterTraining, GivenL2SkipsTheSearchAndShrinksWeights) {
   EXPECT_LT(strong_norm, weak_norm / 100);
 }
 
-TEST(RouterTraining, RecoversAPlantedSignal) {
-  // The cloud is needed exactly when the prompt asks for a proof: the fit must find it.
-  TempDir dir;
+// 400 trace rows where the small model fails exactly the proof requests (every fourth).
+std::string planted_proofs(const std::string& id_prefix) {
   std::ostringstream traces;
   for (int i = 0; i < 400; ++i) {
     const bool hard = i % 4 == 0;
     const std::string prompt = hard ? "Prove the lemma number " + std::to_string(i) + "."
                                     : "Tell me about item number " + std::to_string(i) + ".";
-    traces << nlohmann::json{{"id", "planted/" + std::to_string(i)},
+    traces << nlohmann::json{{"id", id_prefix + "/" + std::to_string(i)},
                              {"prompt", prompt},
                              {"models",
                               {{"small", {{"score", hard ? 0.0 : 1.0}}},
@@ -180,8 +179,14 @@ TEST(RouterTraining, RecoversAPlantedSignal) {
                   .dump()
            << "\n";
   }
+  return traces.str();
+}
+
+TEST(RouterTraining, RecoversAPlantedSignal) {
+  // The cloud is needed exactly when the prompt asks for a proof: the fit must find it.
+  TempDir dir;
   TrainingOptions options;
-  options.data_files = {dir.file("planted.jsonl", traces.str())};
+  options.data_files = {dir.file("planted.jsonl", planted_proofs("planted"))};
   options.pairs = {{"small", "big"}};
   auto report = train_router(options);
   ASSERT_TRUE(report.ok()) << report.error().message;
@@ -424,6 +429,43 @@ TEST(RouterTraining, LearnsFromTheGatewaysLabelledTraces) {
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->accepted,
             again->left_out_task.mean_model >= *again->left_out_task.mean_incumbent);
+}
+
+TEST(RouterTraining, AFixedFeatureKeepsThePriorsWeightWhateverTheData) {
+  // The data says proofs need the cloud; a prior that fixes hard_task_cues at -1 keeps it at
+  // -1 (per raw unit), while a free feature moves.
+  TempDir dir;
+  TrainingOptions options;
+  options.data_files = {dir.file("fixed.jsonl", planted_proofs("fixed"))};
+  options.pairs = {{"small", "big"}};
+  options.l2 = 1.0;
+  options.prior = dir.file("prior.json", R"({"format": "tandem-router-prior/1", "bias": 0,
+      "weights": {"hard_task_cues": -1, "log_chars": 0.5}, "fixed": ["hard_task_cues"]})");
+  auto report = train_router(options);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  const size_t fixed = feature_index("hard_task_cues");
+  EXPECT_NEAR(report->model->weights()[fixed], -1.0 * report->model->stds()[fixed], 1e-12);
+  const size_t free = feature_index("log_chars");
+  EXPECT_GT(std::abs(report->model->weights()[free] - 0.5 * report->model->stds()[free]), 1e-3);
+}
+
+TEST(RouterPrior, FixedNamesKnownFeatures) {
+  auto parsed = RouterPrior::parse(
+      R"({"format": "tandem-router-prior/1", "bias": 0, "weights": {}, "fixed": ["task_ngrams"]})",
+      "p.json");
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  EXPECT_TRUE(parsed->fixed()[feature_index("task_ngrams")]);
+  EXPECT_FALSE(parsed->fixed()[feature_index("log_chars")]);
+  EXPECT_TRUE(RouterPrior::builtin().fixed()[feature_index("task_ngrams")]);
+  auto bad = RouterPrior::parse(
+      R"({"format": "tandem-router-prior/1", "bias": 0, "weights": {}, "fixed": ["nope"]})",
+      "p.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message, "p.json: fixed[0]: unknown feature \"nope\"");
+  EXPECT_FALSE(
+      RouterPrior::parse(
+          R"({"format": "tandem-router-prior/1", "bias": 0, "weights": {}, "fixed": 1})", "p.json")
+          .ok());
 }
 
 TEST(RouterPrior, ParsesTheShippedPriorAndRejectsBadFilesNamingTheField) {

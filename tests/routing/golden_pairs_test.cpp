@@ -1,12 +1,11 @@
 // Common sense as data: pairs of prompts where one is plainly harder than the other by the
 // seeds' decision framework (tests/routing/cases/golden_pairs.jsonl, English and Chinese, every
 // task family). They were written apart from the router and are never used to train or tune
-// it (the prior and the cues were tuned on bench/data/router_dev_pairs*.jsonl): a check of
-// what it learned, not a target it was fitted to.
+// it (the cues, the prior and the task model learned from bench/data/router_dev_pairs*.jsonl,
+// six sets by other authors): a check of what it learned, not a target it was fitted to.
 //
-// The goal is 9 in 10 ordered in each language. The shipped router orders 46 of 54 English
-// pairs (85%) and 48 of 54 Chinese ones (89%); the floors below keep it from falling under
-// what it reaches, and docs/ROUTING_QUALITY.md reports the gap.
+// The goal is 9 in 10 ordered in each language. The shipped router orders 53 of 54 English
+// and 53 of 54 Chinese pairs (98%); before the task model, 46 and 48 (85%, 89%).
 
 #include <fstream>
 #include <map>
@@ -56,7 +55,7 @@ struct Tally {
   size_t ordered = 0;
 };
 
-constexpr double kOrderedFloor = 0.85;
+constexpr double kOrderedFloor = 0.9;
 
 TEST(GoldenPairs, TheShippedRouterOrdersMostPairsInEachLanguage) {
   const auto pairs = load_pairs();
@@ -112,9 +111,10 @@ TEST(GoldenPairs, TheDefaultConfigurationSendsEachSideWhereItBelongs) {
     std::cout << lang << ": easy on the edge " << tally.ordered << " of " << tally.pairs
               << ", hard on the cloud " << hard_on_cloud[lang].ordered << " of "
               << hard_on_cloud[lang].pairs << "\n";
-    // Measured: English 44 and 38 of 54, Chinese 49 and 43 of 54.
-    EXPECT_GE(tally.ordered * 10, tally.pairs * 8) << lang << " easy prompts on the edge";
-    EXPECT_GE(hard_on_cloud[lang].ordered * 10, hard_on_cloud[lang].pairs * 7)
+    // Measured: English 52 and 46 of 54, Chinese 53 and 50 of 54 (before the task model:
+    // 44 and 38, 49 and 43).
+    EXPECT_GE(tally.ordered * 10, tally.pairs * 9) << lang << " easy prompts on the edge";
+    EXPECT_GE(hard_on_cloud[lang].ordered * 10, hard_on_cloud[lang].pairs * 8)
         << lang << " hard prompts on the cloud";
   }
 }

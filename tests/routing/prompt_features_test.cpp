@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "routing/prompt_cues_zh.h"
+#include "routing/task_model.h"
 
 namespace tandem::routing {
 namespace {
@@ -204,11 +205,13 @@ TEST(PromptFeatures, EmptyPromptIsAllFinite) {
   const auto f = extract_features(PromptView{});
   for (size_t i = 0; i < kFeatureCount; ++i) {
     EXPECT_TRUE(std::isfinite(f.values[i])) << feature_names()[i];
-    if (feature_names()[i] != "log_turns") {
+    if (feature_names()[i] != "log_turns" && feature_names()[i] != "task_ngrams") {
       EXPECT_EQ(f.values[i], 0) << feature_names()[i];
     }
   }
   EXPECT_EQ(feature(f, "log_turns"), log_count(1));
+  // No n-grams: the task model says only its bias.
+  EXPECT_FLOAT_EQ(feature(f, "task_ngrams"), static_cast<float>(TaskModel::builtin().bias()));
 }
 
 TEST(PromptFeatures, MalformedUtf8AndControlBytesStayFinite) {

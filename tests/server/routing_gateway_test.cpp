@@ -584,7 +584,7 @@ TEST(RoutingGatewayTest, EveryRequestLeavesATraceWithoutItsText) {
   EXPECT_NE(std::string("multiple_choice math code factoid open").find(cascade.kind),
             std::string::npos)
       << cascade.kind;
-  EXPECT_EQ(cascade.features.size(), 29U);
+  EXPECT_EQ(cascade.features.size(), tandem::routing::kFeatureCount);
   EXPECT_EQ(cascade.request_id.rfind("chatcmpl-", 0), 0U) << cascade.request_id;
   ASSERT_TRUE(cascade.confidence.has_value());
   EXPECT_GT(cascade.confidence->tokens, 0);

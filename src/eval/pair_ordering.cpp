@@ -1,0 +1,47 @@
+#include "eval/pair_ordering.h"
+
+#include <algorithm>
+
+namespace tandem::eval {
+namespace {
+
+double score(const std::string& prompt, const routing::ComplexityModel& model,
+             const routing::TaskModel& task) {
+  routing::PromptView view;
+  view.last_user = prompt;
+  view.total_chars = prompt.size();
+  return model.score(routing::extract_features(view, task));
+}
+
+}  // namespace
+
+std::vector<PairOrdering> order_pairs(const std::vector<PromptPair>& pairs,
+                                      const routing::ComplexityModel& model,
+                                      const routing::TaskModel& task, double threshold) {
+  std::vector<PairOrdering> rows;
+  for (const auto& pair : pairs) {
+    auto row = std::find_if(rows.begin(), rows.end(), [&](const PairOrdering& r) {
+      return r.file == pair.file && r.lang == pair.lang;
+    });
+    if (row == rows.end()) {
+      PairOrdering fresh;
+      fresh.file = pair.file;
+      fresh.lang = pair.lang;
+      rows.push_back(std::move(fresh));
+      row = rows.end() - 1;
+    }
+    const double easy = score(pair.easy, model, task);
+    const double hard = score(pair.hard, model, task);
+    ++row->pairs;
+    if (hard > easy) {
+      ++row->ordered;
+    } else {
+      row->misordered.push_back(pair.id);
+    }
+    row->easy_on_edge += easy < threshold ? 1 : 0;
+    row->hard_on_cloud += hard >= threshold ? 1 : 0;
+  }
+  return rows;
+}
+
+}  // namespace tandem::eval

@@ -1,0 +1,64 @@
+#pragma once
+// The task model: the seeds' decision framework learned from examples. A logistic regression
+// over hashed n-grams (task_ngrams.h), trained on pairs of prompts where one is plainly harder
+// than the other (`tandem router train-task`, bench/data/router_dev_pairs*.jsonl), says how far
+// a prompt's task is from "classify, extract, translate, look up" toward "prove, design,
+// analyse, write". Its logit is one feature of the ingress classifier (prompt_features.h,
+// `task_ngrams`), so the classifier's prior and training weigh it beside length and structure.
+//
+// Weights live in a JSON file ("tandem-task-model/1"); the shipped one,
+// models/router/task-model.json, is compiled into the binary and is the one the features use.
+//
+// Thread-safety: immutable after construction; logit() is safe from any thread.
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+#include "routing/task_ngrams.h"
+
+namespace tandem::routing {
+
+class TaskModel {
+ public:
+  static constexpr std::string_view kFormat = "tandem-task-model/1";
+
+  // Parses a weights file; errors say what is wrong and where ("t.json: weights[12]: bucket
+  // 70000 is outside 0..65535"). The bucket count and window must match this build's.
+  static Result<TaskModel> parse(std::string_view json_text, std::string_view source);
+  static Result<TaskModel> load(const std::string& path);
+
+  // The shipped model (models/router/task-model.json, embedded at build time). If it ever
+  // failed to parse, a zero model (logit 0 for every prompt) is used and the error logged.
+  static const TaskModel& builtin();
+
+  // A model from dense weights (kNgramBuckets of them). The trainer builds one per fit.
+  static TaskModel from_weights(std::vector<float> weights, double bias, nlohmann::json metadata);
+
+  // bias + weights · ngrams(text): above 0 leans hard, below 0 easy.
+  double logit(std::string_view text) const;
+  double logit(const NgramVector& ngrams) const;
+
+  double bias() const { return bias_; }
+  const std::vector<float>& weights() const { return weights_; }
+  const nlohmann::json& metadata() const { return metadata_; }
+  // "sha256:" + 16 hex digits over the bias and the weights (not the metadata).
+  std::string_view version() const { return version_; }
+
+  // {format, buckets, window_bytes, bias, weights: [[bucket, weight], ...] (non-zero only,
+  // ascending), metadata}.
+  nlohmann::ordered_json to_json() const;
+
+ private:
+  TaskModel() = default;
+  void compute_version();
+
+  std::vector<float> weights_ = std::vector<float>(kNgramBuckets, 0.0f);
+  double bias_ = 0;
+  nlohmann::json metadata_ = nlohmann::json::object();
+  std::string version_;
+};
+
+}  // namespace tandem::routing

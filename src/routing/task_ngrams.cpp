@@ -1,0 +1,213 @@
+#include "routing/task_ngrams.h"
+
+#include <array>
+#include <cmath>
+
+#include "common/utf8.h"
+
+namespace tandem::routing {
+namespace {
+
+// What a code point is to the tokenizer.
+enum class CharKind : uint8_t {
+  kSpace,        // ends a word, keeps the bigram chain
+  kWordChar,     // ASCII letters and digits, and letters of other alphabets (é, ж, ع)
+  kIdeograph,    // Chinese, Japanese and Korean characters: each one a token
+  kPunctuation,  // ends a word and breaks the bigram chain
+};
+
+CharKind kind_of(uint32_t cp) {
+  if (cp < 0x80) {
+    if ((cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z') || (cp >= '0' && cp <= '9')) {
+      return CharKind::kWordChar;
+    }
+    if (cp == ' ' || cp == '\t' || cp == '\n' || cp == '\r' || cp == '\f' || cp == '\v') {
+      return CharKind::kSpace;
+    }
+    return cp == '\'' ? CharKind::kWordChar : CharKind::kPunctuation;
+  }
+  if ((cp >= 0x4e00 && cp <= 0x9fff) || (cp >= 0x3400 && cp <= 0x4dbf) ||
+      (cp >= 0xf900 && cp <= 0xfaff) || (cp >= 0x20000 && cp <= 0x2ffff) ||
+      (cp >= 0x3040 && cp <= 0x30ff) || (cp >= 0xac00 && cp <= 0xd7af)) {
+    return CharKind::kIdeograph;
+  }
+  if (cp == 0xa0 || cp == 0x3000 || (cp >= 0x2000 && cp <= 0x200b)) {
+    return CharKind::kSpace;
+  }
+  // Latin-1 symbols (« ° × ÷), general punctuation, arrows, maths and box drawing, CJK
+  // punctuation (、。「」), full-width forms (，？！：), emoji and the replacement character.
+  if ((cp >= 0x80 && cp <= 0xbf) || cp == 0xd7 || cp == 0xf7 || (cp >= 0x2000 && cp <= 0x2bff) ||
+      (cp >= 0x3000 && cp <= 0x303f) || (cp >= 0xfe30 && cp <= 0xfe4f) ||
+      (cp >= 0xff00 && cp <= 0xffff) || cp >= 0x1f000) {
+    return CharKind::kPunctuation;
+  }
+  return CharKind::kWordChar;
+}
+
+constexpr uint64_t kFnvOffset = 0xcbf29ce484222325ull;
+constexpr uint64_t kFnvPrime = 0x100000001b3ull;
+// Seeds that keep a word, a number and a character apart even when their bytes agree.
+constexpr uint64_t kWordSeed = 0x77;
+constexpr uint64_t kNumberSeed = 0x23;
+constexpr uint64_t kIdeographSeed = 0x63;
+constexpr uint64_t kBigramSeed = 0x9e3779b97f4a7c15ull;
+
+// splitmix64's finaliser: spreads FNV's low-entropy high bits before the bucket is taken.
+uint64_t mix(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// Tokens of one window of text, turned into bucket counts as they come.
+class Tokenizer {
+ public:
+  Tokenizer(NgramVector& out, std::vector<uint16_t>& counts) : out_(out), counts_(counts) {}
+
+  void run(std::string_view text) {
+    previous_ = 0;
+    for (size_t i = 0; i < text.size();) {
+      uint32_t cp = 0;
+      const size_t length = decode_utf8(text, i, cp);
+      switch (kind_of(cp)) {
+        case CharKind::kWordChar:
+          add_word_bytes(text.substr(i, length));
+          break;
+        case CharKind::kIdeograph:
+          end_word();
+          add_token(hash_bytes(kIdeographSeed, text.substr(i, length)));
+          break;
+        case CharKind::kSpace:
+          end_word();
+          break;
+        case CharKind::kPunctuation:
+          end_word();
+          previous_ = 0;
+          break;
+      }
+      i += length;
+    }
+    end_word();
+  }
+
+ private:
+  static uint64_t hash_bytes(uint64_t seed, std::string_view bytes) {
+    uint64_t hash = kFnvOffset ^ seed;
+    for (const char c : bytes) {
+      hash = (hash ^ static_cast<unsigned char>(c)) * kFnvPrime;
+    }
+    return hash;
+  }
+
+  void add_word_bytes(std::string_view bytes) {
+    for (const char c : bytes) {
+      const auto byte = static_cast<unsigned char>(c);
+      const bool upper = byte >= 'A' && byte <= 'Z';
+      const unsigned char lower = upper ? static_cast<unsigned char>(byte + ('a' - 'A')) : byte;
+      all_digits_ = all_digits_ && lower >= '0' && lower <= '9';
+      word_hash_ = (word_hash_ ^ lower) * kFnvPrime;
+      ++word_length_;
+    }
+  }
+
+  void end_word() {
+    if (word_length_ == 0) {
+      return;
+    }
+    // Every number is one token: "3 apples" and "12 apples" are the same task.
+    add_token(all_digits_ ? kNumberSeed : word_hash_);
+    word_hash_ = kFnvOffset ^ kWordSeed;
+    word_length_ = 0;
+    all_digits_ = true;
+  }
+
+  void add_token(uint64_t token) {
+    count(mix(token));
+    if (previous_ != 0) {
+      count(mix(previous_ * kFnvPrime + token + kBigramSeed));
+    }
+    previous_ = token;
+  }
+
+  void count(uint64_t hash) {
+    const auto bucket = static_cast<uint32_t>((hash >> 32) & (kNgramBuckets - 1));
+    if (counts_[bucket]++ == 0) {
+      out_.buckets.push_back(bucket);
+    }
+  }
+
+  NgramVector& out_;
+  std::vector<uint16_t>& counts_;
+  uint64_t previous_ = 0;
+  uint64_t word_hash_ = kFnvOffset ^ kWordSeed;
+  size_t word_length_ = 0;
+  bool all_digits_ = true;
+};
+
+// Moves a cut back (or forward) to the start of a UTF-8 character.
+size_t back_to_boundary(std::string_view text, size_t cut) {
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xc0) == 0x80) {
+    --cut;
+  }
+  return cut;
+}
+
+size_t forward_to_boundary(std::string_view text, size_t cut) {
+  while (cut < text.size() && (static_cast<unsigned char>(text[cut]) & 0xc0) == 0x80) {
+    ++cut;
+  }
+  return cut;
+}
+
+// log(1 + count) for the counts a 2 KiB window can reach, so the per-bucket cost is a load,
+// not a libm call (most counts are 1 or 2).
+class LogCounts {
+ public:
+  static constexpr size_t kSize = 4 * kNgramWindowBytes + 1;
+  LogCounts() {
+    for (size_t i = 0; i < kSize; ++i) {
+      table_[i] = static_cast<float>(std::log1p(static_cast<double>(i)));
+    }
+  }
+  float operator()(uint16_t count) const {
+    return count < kSize ? table_[count] : static_cast<float>(std::log1p(count));
+  }
+
+ private:
+  std::array<float, kSize> table_{};
+};
+
+}  // namespace
+
+void hashed_ngrams(std::string_view text, NgramVector& out) {
+  out.buckets.clear();
+  out.values.clear();
+  // Counts per bucket, zero between calls: only the buckets touched are reset below.
+  thread_local std::vector<uint16_t> counts(kNgramBuckets, 0);
+  Tokenizer tokenizer(out, counts);
+  if (text.size() <= 2 * kNgramWindowBytes) {
+    tokenizer.run(text);
+  } else {
+    tokenizer.run(text.substr(0, back_to_boundary(text, kNgramWindowBytes)));
+    tokenizer.run(text.substr(forward_to_boundary(text, text.size() - kNgramWindowBytes)));
+  }
+  static const LogCounts log_counts;
+  double norm = 0;
+  out.values.reserve(out.buckets.size());
+  for (const uint32_t bucket : out.buckets) {
+    const float value = log_counts(counts[bucket]);
+    counts[bucket] = 0;
+    out.values.push_back(value);
+    norm += static_cast<double>(value) * value;
+  }
+  if (norm > 0) {
+    const auto scale = static_cast<float>(1.0 / std::sqrt(norm));
+    for (float& value : out.values) {
+      value *= scale;
+    }
+  }
+}
+
+}  // namespace tandem::routing

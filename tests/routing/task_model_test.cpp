@@ -1,0 +1,161 @@
+// The task model's n-grams (task_ngrams.h) and weights file (task_model.h).
+
+#include "routing/task_model.h"
+
+#include <cmath>
+#include <set>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "routing/prompt_features.h"
+
+namespace tandem::routing {
+namespace {
+
+NgramVector ngrams_of(std::string_view text) {
+  NgramVector ngrams;
+  hashed_ngrams(text, ngrams);
+  return ngrams;
+}
+
+double norm(const NgramVector& ngrams) {
+  double sum = 0;
+  for (float value : ngrams.values) {
+    sum += static_cast<double>(value) * value;
+  }
+  return std::sqrt(sum);
+}
+
+TEST(TaskNgramsTest, WordsGiveUnigramsAndBigramsOfUnitNorm) {
+  const auto ngrams = ngrams_of("Prove the theorem");
+  EXPECT_EQ(ngrams.buckets.size(), 5u);  // 3 words + 2 bigrams (no collision at this size)
+  EXPECT_NEAR(norm(ngrams), 1.0, 1e-6);
+  for (uint32_t bucket : ngrams.buckets) {
+    EXPECT_LT(bucket, kNgramBuckets);
+  }
+}
+
+TEST(TaskNgramsTest, CaseAndNumbersDoNotChangeTheTask) {
+  const auto a = ngrams_of("Convert 12 miles to km");
+  const auto b = ngrams_of("convert 7 MILES to KM");
+  EXPECT_EQ(std::set<uint32_t>(a.buckets.begin(), a.buckets.end()),
+            std::set<uint32_t>(b.buckets.begin(), b.buckets.end()));
+}
+
+TEST(TaskNgramsTest, PunctuationBreaksBigramsAndSpaceDoesNot) {
+  EXPECT_EQ(ngrams_of("design system").buckets.size(), 3u);
+  EXPECT_EQ(ngrams_of("design. system").buckets.size(), 2u);
+  EXPECT_EQ(ngrams_of("design，system").buckets.size(), 2u);  // a full-width comma
+}
+
+TEST(TaskNgramsTest, ChineseGivesCharacterUnigramsAndBigrams) {
+  EXPECT_EQ(ngrams_of("证明定理").buckets.size(), 7u);  // 4 characters + 3 bigrams
+  EXPECT_EQ(ngrams_of("证明。定理").buckets.size(), 6u);
+}
+
+TEST(TaskNgramsTest, RepeatsCountLogarithmically) {
+  const auto once = ngrams_of("yes");
+  const auto thrice = ngrams_of("yes yes yes");
+  ASSERT_EQ(once.buckets.size(), 1u);
+  ASSERT_EQ(thrice.buckets.size(), 2u);  // "yes" and "yes yes"
+  EXPECT_NEAR(norm(thrice), 1.0, 1e-6);
+}
+
+TEST(TaskNgramsTest, OnlyTheHeadAndTailOfALongPromptCount) {
+  const std::string head = "Classify the sentiment of this review. ";
+  const std::string tail = " Answer with one word.";
+  std::string middle_a(5000, 'x');
+  std::string middle_b;
+  for (int i = 0; i < 1000; ++i) {
+    middle_b += "prove design analyse ";
+  }
+  auto a = ngrams_of(head + middle_a + tail);
+  auto b = ngrams_of(head + std::string(kNgramWindowBytes, 'x') + middle_b +
+                     std::string(kNgramWindowBytes, 'x') + tail);
+  // Both windows read the same bytes except the run of x's, which is one token either way.
+  EXPECT_EQ(std::set<uint32_t>(a.buckets.begin(), a.buckets.end()),
+            std::set<uint32_t>(b.buckets.begin(), b.buckets.end()));
+}
+
+TEST(TaskNgramsTest, AnyBytesAreAcceptedAndTheBufferIsReused) {
+  NgramVector ngrams;
+  hashed_ngrams(std::string("\xff\xfe\xc3 ok \xe4\xb8", 9), ngrams);
+  EXPECT_FALSE(ngrams.buckets.empty());
+  hashed_ngrams("", ngrams);
+  EXPECT_TRUE(ngrams.buckets.empty());
+  EXPECT_TRUE(ngrams.values.empty());
+  // A window cut inside a multi-byte character moves to its boundary.
+  std::string chinese;
+  for (int i = 0; i < 1000; ++i) {
+    chinese += "证";
+  }
+  hashed_ngrams(chinese, ngrams);
+  EXPECT_EQ(ngrams.buckets.size(), 2u);  // 证 and 证证
+}
+
+TEST(TaskModelTest, TheShippedModelParsesAndSeparatesThePlainCases) {
+  const TaskModel& model = TaskModel::builtin();
+  EXPECT_FALSE(model.metadata().contains("error")) << model.metadata().dump();
+  EXPECT_LT(model.logit("Translate 'good morning' into French."), 0.0);
+  EXPECT_GT(model.logit("Prove that there are infinitely many primes, then design a research plan "
+                        "for the twin prime conjecture."),
+            0.0);
+  EXPECT_LT(model.logit("把这句话翻译成英文：今天天气很好。"), 0.0);
+  EXPECT_GT(model.logit("设计一个支持千万用户的分布式消息系统，分析一致性与可用性的取舍。"), 0.0);
+}
+
+TEST(TaskModelTest, AFileRoundTripsWithItsVersion) {
+  std::vector<float> weights(kNgramBuckets, 0.0f);
+  weights[3] = 0.25f;
+  weights[70] = -1.123456789f;
+  const TaskModel model = TaskModel::from_weights(weights, 0.5, {{"note", "test"}});
+  auto parsed = TaskModel::parse(model.to_json().dump(), "t.json");
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(parsed.value().version(), model.version());
+  EXPECT_EQ(parsed.value().weights()[70], model.weights()[70]);
+  EXPECT_EQ(parsed.value().metadata().at("note"), "test");
+  EXPECT_EQ(model.to_json().at("weights").size(), 2u);
+}
+
+TEST(TaskModelTest, BadFilesAreRefusedNamingTheField) {
+  const std::string head =
+      R"({"format": "tandem-task-model/1", "buckets": 65536, "window_bytes": 1024, )";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"not json", "not JSON"},
+      {R"({"format": "other"})", "format"},
+      {R"({"format": "tandem-task-model/1", "buckets": 1024, "window_bytes": 1024})", "buckets"},
+      {R"({"format": "tandem-task-model/1", "buckets": 65536, "window_bytes": 8})", "window_bytes"},
+      {head + R"("weights": []})", "bias: missing"},
+      {head + R"("bias": "x", "weights": []})", "bias: must be a number"},
+      {head + R"("bias": 0, "weights": {}})", "weights: must be an array"},
+      {head + R"("bias": 0, "weights": [[70000, 1]]})", "weights[0]: bucket 70000"},
+      {head + R"("bias": 0, "weights": [[-1, 1]]})", "weights[0]: bucket -1"},
+      {head + R"("bias": 0, "weights": [[1, 1], [1, 2]]})", "weights[1]: bucket 1 appears twice"},
+      {head + R"("bias": 0, "weights": [[1]]})", "weights[0]: must be [bucket, weight]"},
+      {head + R"("bias": 0, "weights": [[1, "w"]]})", "weights[0]: must be a number"},
+  };
+  for (const auto& [text, expected] : cases) {
+    auto parsed = TaskModel::parse(text, "t.json");
+    ASSERT_FALSE(parsed) << text;
+    EXPECT_NE(parsed.error().message.find("t.json: "), std::string::npos);
+    EXPECT_NE(parsed.error().message.find(expected), std::string::npos)
+        << text << " -> " << parsed.error().message;
+  }
+  EXPECT_FALSE(TaskModel::load("/nonexistent/task.json"));
+}
+
+TEST(TaskModelTest, TheFeatureIsTheTaskModelsLogitClipped) {
+  PromptView view;
+  view.last_user = "Summarise this in one line.";
+  const size_t index = feature_index("task_ngrams");
+  ASSERT_LT(index, kFeatureCount);
+  const auto features = extract_features(view);
+  EXPECT_NEAR(features.values[index], TaskModel::builtin().logit(view.last_user), 1e-5);
+  std::vector<float> weights(kNgramBuckets, 0.0f);
+  const TaskModel huge = TaskModel::from_weights(weights, 1000.0, {});
+  EXPECT_EQ(extract_features(view, huge).values[index], 12.0f);
+}
+
+}  // namespace
+}  // namespace tandem::routing
