@@ -13,6 +13,9 @@
 #                                      and each source left out, beside the length baseline
 #   left-out-cascade.txt               `tandem eval --left-out-tasks` and `tandem calibrate
 #                                      --left-out-tasks` per pair: what holds on unseen tasks
+#   common-sense.txt                   the task model's training report (each pair file left
+#                                      out), the shipped classifier with a task model trained
+#                                      without each file, and the golden pairs
 #   learned-vs-confidence.json         only with ROUTING_QUALITY_NOISE=1 (about a minute
 #                                      more): how much of learned - confidence is noise
 # The JSON files are `tandem eval --json` with the per-point curves removed (the SVGs draw
@@ -314,6 +317,30 @@ for pair in "${pairs[@]}"; do
   } | sed -e "s|$data/||g" >>"$out/left-out-cascade.txt"
 done
 echo "  left-out-cascade.txt" >&2
+
+# 6c. Common sense: prompt pairs where one is plainly harder (the task model's training data,
+# each file left out; then the golden pairs, which nothing is trained on).
+pair_files=("$root"/bench/data/router_dev_pairs*.jsonl)
+task_tmp=$(mktemp)
+{
+  echo "### tandem router train-task (the shipped task model's command, into a temporary file)"
+  "$tandem" router train-task $(printf -- '--pairs %s ' "${pair_files[@]}") --out "$task_tmp"
+  echo
+  echo "### the shipped classifier, scored with a task model trained without the file scored"
+  for held in "${pair_files[@]}"; do
+    others=()
+    for file in "${pair_files[@]}"; do
+      [[ "$file" != "$held" ]] && others+=(--pairs "$file")
+    done
+    "$tandem" router train-task "${others[@]}" --out "$task_tmp" >/dev/null
+    "$tandem" router pairs --pairs "$held" --task-model "$task_tmp" | tail -n +3
+  done
+  echo
+  echo "### the golden pairs (tests/routing/cases/golden_pairs.jsonl), the shipped models"
+  "$tandem" router pairs --pairs "$root/tests/routing/cases/golden_pairs.jsonl"
+} | sed -e "s|$root/||g" -e "s|$task_tmp|(a temporary file)|" >"$out/common-sense.txt"
+rm -f "$task_tmp"
+echo "  common-sense.txt" >&2
 
 # 7. Optional (ROUTING_QUALITY_NOISE=1): is learned - confidence, in APGR, more than noise? An
 # out-of-tree re-implementation of the learned policy's cross-fitting (features: mean logprob,
