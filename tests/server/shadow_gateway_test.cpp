@@ -221,10 +221,7 @@ TEST(ShadowGatewayTest, ASlowEdgeNeitherDelaysTheAnswerNorQueues) {
   // One slot and one thread: the edge takes far longer over 300 tokens than the cloud.
   GatewayUnderTest gateway(shadow_yaml(fault.base_url(), "fault-ok", "{enabled: true, sample: 1}",
                                        "edge: {parallel: 1, threads: 1}\n"));
-  const auto started = std::chrono::steady_clock::now();
   auto first = post(gateway.port(), "/v1/completions", completion("Once upon a time", 300, true));
-  const double client_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   ASSERT_EQ(first.status, 200) << first.body;
   const auto [text, last] = stream_text(first);
   EXPECT_EQ(text.rfind("Hello from the fault upstream", 0), 0U);
@@ -241,7 +238,10 @@ TEST(ShadowGatewayTest, ASlowEdgeNeitherDelaysTheAnswerNorQueues) {
   EXPECT_EQ(open["samples"], 1) << r.dump(2);
   EXPECT_EQ(open["skipped_edge_busy"], 1);
   EXPECT_EQ(open["mean_edge_tokens"], 300);
-  EXPECT_GT(open["mean_edge_ms"].get<double>(), client_ms);
+  // The answer's last chunk said "pending": the client had all of it while the edge was still
+  // generating. (Comparing the edge's generation time with the client's wall time instead was
+  // flaky under ASan on two cores: the edge's time excludes its template rendering.)
+  EXPECT_GT(open["mean_edge_ms"].get<double>(), 0.0);
 }
 
 TEST(ShadowGatewayTest, TheReportIsForAdminKeysAndSaysWhatIsWrong) {
