@@ -117,6 +117,22 @@ nlohmann::json pairs_json(const std::vector<eval::PairOrdering>& rows, double th
   return out;
 }
 
+// Loads the weights file at `path` into `out` (left empty for an empty path: the built-in
+// weights); false after printing why it could not.
+template <typename Model>
+bool load_into(const std::string& path, std::optional<Model>& out) {
+  if (path.empty()) {
+    return true;
+  }
+  auto model = Model::load(path);
+  if (!model) {
+    std::cerr << "tandem router pairs: " << model.error().message << "\n";
+    return false;
+  }
+  out = std::move(model).value();
+  return true;
+}
+
 int order_pairs(const PairsFlags& flags) {
   auto pairs = eval::load_prompt_pairs(flags.pairs);
   if (!pairs) {
@@ -124,22 +140,9 @@ int order_pairs(const PairsFlags& flags) {
     return 1;
   }
   std::optional<routing::ComplexityModel> loaded;
-  if (!flags.model.empty()) {
-    auto model = routing::ComplexityModel::load(flags.model);
-    if (!model) {
-      std::cerr << "tandem router pairs: " << model.error().message << "\n";
-      return 1;
-    }
-    loaded = std::move(model).value();
-  }
   std::optional<routing::TaskModel> task_loaded;
-  if (!flags.task_model.empty()) {
-    auto task = routing::TaskModel::load(flags.task_model);
-    if (!task) {
-      std::cerr << "tandem router pairs: " << task.error().message << "\n";
-      return 1;
-    }
-    task_loaded = std::move(task).value();
+  if (!load_into(flags.model, loaded) || !load_into(flags.task_model, task_loaded)) {
+    return 1;
   }
   const auto& model = loaded ? *loaded : routing::ComplexityModel::builtin();
   const auto& task = task_loaded ? *task_loaded : routing::TaskModel::builtin();

@@ -58,23 +58,31 @@ Result<PromptPair> parse_pair(const std::string& text, const std::string& file, 
   return pair;
 }
 
+// The n-grams of each pair's two sides, hashed once for every fit: pair k's easy side is
+// ngrams[2k] (label 0), its hard side ngrams[2k + 1] (label 1).
 struct Examples {
   std::vector<NgramVector> ngrams;
-  std::vector<double> labels;
 };
 
 Examples examples_of(const std::vector<PromptPair>& pairs) {
   Examples examples;
+  examples.ngrams.reserve(2 * pairs.size());
   for (const auto& pair : pairs) {
     for (const auto* text : {&pair.easy, &pair.hard}) {
       NgramVector ngrams;
       routing::hashed_ngrams(*text, ngrams);
       examples.ngrams.push_back(std::move(ngrams));
-      examples.labels.push_back(text == &pair.hard ? 1.0 : 0.0);
     }
   }
   return examples;
 }
+
+bool ordered_by(const TaskModel& model, const Examples& examples, size_t pair) {
+  return model.logit(examples.ngrams[2 * pair + 1]) > model.logit(examples.ngrams[2 * pair]);
+}
+
+TaskModel fit_pairs(const Examples& examples, const std::vector<size_t>& pairs, double l2,
+                    int iterations);
 
 double ordered_share(size_t ordered, size_t pairs) {
   return pairs == 0 ? 0.0 : static_cast<double>(ordered) / static_cast<double>(pairs);
@@ -82,19 +90,21 @@ double ordered_share(size_t ordered, size_t pairs) {
 
 // Fits on every file but one, for each file; one row per (file, language).
 std::vector<LeftOutOrdering> leave_one_file_out(const std::vector<PromptPair>& pairs,
+                                                const Examples& examples,
                                                 const std::vector<std::string>& files, double l2,
                                                 int iterations) {
   std::vector<LeftOutOrdering> rows;
   for (const auto& file : files) {
-    std::vector<PromptPair> train;
+    std::vector<size_t> train;
     std::map<std::string, LeftOutOrdering> by_lang;
-    for (const auto& pair : pairs) {
-      if (pair.file != file) {
-        train.push_back(pair);
+    for (size_t k = 0; k < pairs.size(); ++k) {
+      if (pairs[k].file != file) {
+        train.push_back(k);
       }
     }
-    const TaskModel model = fit_task_model(train, l2, iterations);
-    for (const auto& pair : pairs) {
+    const TaskModel model = fit_pairs(examples, train, l2, iterations);
+    for (size_t k = 0; k < pairs.size(); ++k) {
+      const PromptPair& pair = pairs[k];
       if (pair.file != file) {
         continue;
       }
@@ -102,7 +112,7 @@ std::vector<LeftOutOrdering> leave_one_file_out(const std::vector<PromptPair>& p
       row.file = file;
       row.lang = pair.lang;
       ++row.pairs;
-      row.model_ordered += model.logit(pair.hard) > model.logit(pair.easy) ? 1 : 0;
+      row.model_ordered += ordered_by(model, examples, k) ? 1 : 0;
       row.length_ordered += pair.hard.size() > pair.easy.size() ? 1 : 0;
     }
     for (auto& [lang, row] : by_lang) {
@@ -151,9 +161,19 @@ const std::vector<double>& task_penalty_candidates() {
   return candidates;
 }
 
-TaskModel fit_task_model(const std::vector<PromptPair>& pairs, double l2, int iterations) {
-  const Examples examples = examples_of(pairs);
-  const size_t n = examples.labels.size();
+namespace {
+
+std::vector<size_t> all_of(size_t count) {
+  std::vector<size_t> indices(count);
+  for (size_t k = 0; k < count; ++k) {
+    indices[k] = k;
+  }
+  return indices;
+}
+
+TaskModel fit_pairs(const Examples& examples, const std::vector<size_t>& pairs, double l2,
+                    int iterations) {
+  const size_t n = 2 * pairs.size();
   std::vector<double> weights(routing::kNgramBuckets, 0.0);
   std::vector<double> velocity(routing::kNgramBuckets, 0.0);
   std::vector<double> gradient(routing::kNgramBuckets, 0.0);
@@ -170,13 +190,14 @@ TaskModel fit_task_model(const std::vector<PromptPair>& pairs, double l2, int it
       gradient[i] = l2 * per_example * weights[i];
     }
     double bias_gradient = 0;
-    for (size_t k = 0; k < n; ++k) {
-      const NgramVector& x = examples.ngrams[k];
+    for (size_t e = 0; e < n; ++e) {
+      const NgramVector& x = examples.ngrams[2 * pairs[e / 2] + e % 2];
+      const double label = static_cast<double>(e % 2);  // the hard side is the odd one
       double z = bias;
       for (size_t j = 0; j < x.buckets.size(); ++j) {
         z += weights[x.buckets[j]] * x.values[j];
       }
-      const double residual = (1.0 / (1.0 + std::exp(-z)) - examples.labels[k]) * per_example;
+      const double residual = (1.0 / (1.0 + std::exp(-z)) - label) * per_example;
       for (size_t j = 0; j < x.buckets.size(); ++j) {
         gradient[x.buckets[j]] += residual * x.values[j];
       }
@@ -191,6 +212,12 @@ TaskModel fit_task_model(const std::vector<PromptPair>& pairs, double l2, int it
   }
   std::vector<float> rounded(weights.begin(), weights.end());
   return TaskModel::from_weights(std::move(rounded), bias, nlohmann::json::object());
+}
+
+}  // namespace
+
+TaskModel fit_task_model(const std::vector<PromptPair>& pairs, double l2, int iterations) {
+  return fit_pairs(examples_of(pairs), all_of(pairs.size()), l2, iterations);
 }
 
 Result<TaskTrainingReport> train_task_model(const TaskTrainingOptions& options) {
@@ -217,9 +244,10 @@ Result<TaskTrainingReport> train_task_model(const TaskTrainingOptions& options) 
   report.files = files.size();
   const std::vector<double> candidates =
       options.l2 ? std::vector<double>{*options.l2} : task_penalty_candidates();
+  const Examples examples = examples_of(pairs.value());
   double best = -1;
   for (const double l2 : candidates) {
-    auto rows = leave_one_file_out(pairs.value(), files, l2, options.iterations);
+    auto rows = leave_one_file_out(pairs.value(), examples, files, l2, options.iterations);
     const double mean = mean_left_out(rows);
     report.penalties.push_back({l2, mean});
     if (mean > best) {  // ties keep the smaller penalty listed first
@@ -228,10 +256,10 @@ Result<TaskTrainingReport> train_task_model(const TaskTrainingOptions& options) 
       report.left_out = std::move(rows);
     }
   }
-  TaskModel model = fit_task_model(pairs.value(), report.l2, options.iterations);
+  TaskModel model = fit_pairs(examples, all_of(report.pairs), report.l2, options.iterations);
   size_t ordered = 0;
-  for (const auto& pair : pairs.value()) {
-    ordered += model.logit(pair.hard) > model.logit(pair.easy) ? 1 : 0;
+  for (size_t k = 0; k < report.pairs; ++k) {
+    ordered += ordered_by(model, examples, k) ? 1 : 0;
   }
   report.train_ordered = ordered_share(ordered, report.pairs);
   nlohmann::json left_out = nlohmann::json::array();

@@ -202,9 +202,8 @@ json Router::explain(const RouteInput& input, const RouteSignals& signals, const
                      {"threshold", config_.ingress.threshold},
                      {"model", std::string(model_->version())}};
   if (detailed) {
-    const PromptFeatures features = extract_features(input.prompt);
     json contributions = json::array();
-    for (const auto& c : model_->explain(features, kFeatureCount)) {
+    for (const auto& c : model_->explain(signals.features, kFeatureCount)) {
       contributions.push_back({{"feature", std::string(c.feature)},
                                {"value", c.value},
                                {"contribution", c.contribution}});
