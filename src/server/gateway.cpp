@@ -54,6 +54,9 @@ class TrackedSink final : public ResponseSink {
 // Worker threads preparing edge requests (chat template, tokens, grammar): two keep one long
 // prompt from delaying the next while leaving the cores to the inference thread.
 constexpr size_t kEdgeWorkerThreads = 2;
+// Store calls mostly wait (a disk, a network round trip): two threads keep one slow call from
+// queueing the others behind it.
+constexpr size_t kStoreWorkerThreads = 2;
 
 // The text of a message list the way the router reads it: the last user message, the system
 // prompt, and everything (what would be sent out) for the scans.
@@ -231,7 +234,8 @@ Gateway::Gateway(config::GatewayConfig config, std::unique_ptr<engine::Engine> e
       engine_(std::move(engine)),
       edge_workers_(std::make_unique<net::asio::thread_pool>(kEdgeWorkerThreads)),
       edge_problem_(std::move(edge_problem)),
-      started_unix_ms_(unix_ms()) {
+      started_unix_ms_(unix_ms()),
+      store_workers_(std::make_unique<net::asio::thread_pool>(kStoreWorkerThreads)) {
   if (!config_.edge.name.empty()) {
     edge_name_ = config_.edge.name;
   } else if (engine_) {
@@ -277,23 +281,6 @@ void Gateway::stop() {
   if (shadow_) {
     shadow_->stop();  // shadow edge generations end now, not with the engine
   }
-}
-
-std::optional<routing::RememberedTier> Gateway::remembered_tier(
-    const std::string& client, const std::vector<uint64_t>& keys) const {
-  auto found = memory_->lookup(client, keys, unix_ms());
-  if (!found) {
-    // The memory is a preference: without it the query is routed afresh.
-    log_event(LogLevel::kWarn, "routing", "consistency_lookup_failed",
-              {{"message", found.error().message}});
-    return std::nullopt;
-  }
-  if (!found.value()) {
-    return std::nullopt;
-  }
-  const store::RememberedRoute& m = *found.value();
-  return routing::RememberedTier{m.tier == "edge" ? routing::Tier::kEdge : routing::Tier::kCloud,
-                                 m.reason, unix_ms() - m.decided_at_ms};
 }
 
 routing::HealthSnapshot Gateway::health() const {
@@ -444,7 +431,8 @@ net::awaitable<void> Gateway::execute_request(CompletionRequest request, Request
     std::optional<routing::Decision> without_memory;
     if (use_memory) {
       cluster_keys = routing::query_cluster_keys(text.last_user);
-      signals.remembered = remembered_tier(client, cluster_keys);
+      auto remembered = co_await recall(client, cluster_keys);
+      signals.remembered = std::move(remembered);
       if (signals.remembered) {
         auto plain = signals;
         plain.remembered.reset();
@@ -661,13 +649,7 @@ net::awaitable<void> Gateway::execute_request(CompletionRequest request, Request
   }
   finish_trace(failed);
   if (remember && !cluster_keys.empty() && (record.tier == "edge" || record.tier == "cloud")) {
-    const auto ttl_ms = static_cast<int64_t>(config_.routing.consistency.ttl_s) * 1000;
-    const std::string why = "pattern " + record.pattern + " answered on " + record.tier;
-    auto stored = memory_->remember(client, cluster_keys, record.tier, why, unix_ms(), ttl_ms);
-    if (!stored) {
-      log_event(LogLevel::kWarn, "routing", "consistency_store_failed",
-                {{"message", stored.error().message}});
-    }
+    co_await remember_route(client, cluster_keys, record);
   }
 }
 

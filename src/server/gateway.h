@@ -23,6 +23,7 @@
 #include "server/openai_request.h"
 #include "store/consistency_memory.h"
 #include "store/expiry_sweeper.h"
+#include "store/redis_client.h"
 #include "store/review_queue.h"
 #include "store/shadow_log.h"
 #include "store/shared_state.h"
@@ -195,8 +196,19 @@ class Gateway {
   store::AuditLog* audit_log() const { return audit_log_.get(); }
   // Feeds the shared circuit states both ways (circuits this replica opened go out; circuits
   // other replicas opened hold this one's upstreams open) and adds this replica's counts to the
-  // fleet counters — the gateway runs it every second when a shared store is configured.
+  // fleet counters — the gateway runs it every second on store_workers() when a shared store
+  // is configured, after probing the store while it is unreachable.
   void sync_shared_circuits(int64_t now_ms);
+  // One round of the shared store's upkeep, on store_workers(): probes Redis while it is
+  // unreachable (logging when an outage starts and ends), then syncs circuits and counters.
+  void tend_shared_store();
+  // Where calls into the stores run (net::run_on): SQLite and Redis never hold up an I/O
+  // thread, and a hung Redis costs the requests that need it, not the connections that don't.
+  net::asio::thread_pool& store_workers() { return *store_workers_; }
+  // The shared Redis store's outage (store.redis), or nullopt: no Redis, or it is reachable.
+  std::optional<store::RedisOutage> store_outage() const;
+  // Calls to Redis refused during outages since start (0 without store.redis).
+  uint64_t store_refused_calls() const;
   ~Gateway();
 
   // Routing traces (routing.traces): a reviewer's answer labels the trace of its ticket (applied
@@ -307,9 +319,15 @@ class Gateway {
   Status open_shared_store();
   // Spawns device polling, the canaries and the shared-state sync (gateway_operations.cpp).
   void start_monitors(net::asio::any_io_executor executor);
-  // The consistency memory's tier for this client's similar queries, if any.
+  // The consistency memory's tier for this client's similar queries, if any; the store call
+  // runs on store_workers() (gateway_stores.cpp).
   std::optional<routing::RememberedTier> remembered_tier(const std::string& client,
                                                          const std::vector<uint64_t>& keys) const;
+  net::awaitable<std::optional<routing::RememberedTier>> recall(const std::string& client,
+                                                                const std::vector<uint64_t>& keys);
+  // Stores the tier that answered under the query's cluster keys, on store_workers().
+  net::awaitable<void> remember_route(const std::string& client, const std::vector<uint64_t>& keys,
+                                      const DecisionRecord& record);
 
   config::GatewayConfig config_;
   std::unique_ptr<engine::Engine> engine_;
@@ -331,6 +349,8 @@ class Gateway {
   std::map<std::string, bool> published_circuits_;  // upstreams whose open circuit we announced
   std::map<std::string, int64_t> pending_fleet_;    // fleet counts a failed add kept back
   std::unique_ptr<store::SharedState> shared_;
+  std::shared_ptr<store::RedisClient> redis_;  // null without store.redis
+  bool redis_outage_logged_ = false;           // tend_shared_store()'s view, on its own loop
   std::string replica_;
   int64_t started_unix_ms_ = 0;
   std::unique_ptr<GatewayStats> stats_;
@@ -338,6 +358,8 @@ class Gateway {
   std::unique_ptr<store::ShadowLog> shadow_log_;
   std::unique_ptr<ShadowMode> shadow_;  // after shadow_log_: it writes there until destroyed
   CancelSignal stop_probes_;
+  // Last: its threads are joined before anything they use (the stores, the stats) goes.
+  std::unique_ptr<net::asio::thread_pool> store_workers_;
 };
 
 }  // namespace tandem::server

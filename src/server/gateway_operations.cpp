@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "net/offload.h"
 #include "net/sleep.h"
 #include "net/spawn.h"
 #include "server/canary.h"
@@ -41,7 +42,12 @@ net::awaitable<void> poll_device_forever(Gateway& gateway, CancelSignal& stop) {
 
 net::awaitable<void> sync_shared_forever(Gateway& gateway, CancelSignal& stop) {
   while (!stop.cancelled()) {
-    gateway.sync_shared_circuits(unix_ms());
+    // On the store workers: a round may wait for Redis (a probe through an outage).
+    const bool tended = co_await net::run_on(gateway.store_workers(), [&gateway] {
+      gateway.tend_shared_store();
+      return true;
+    });
+    (void)tended;
     const bool slept = co_await net::sleep_for(std::chrono::seconds(1), stop);
     if (!slept) {
       break;
@@ -70,6 +76,7 @@ Status Gateway::open_shared_store() {
   }
   // One connection for the three: each call is one short round trip, serialised by the client.
   std::shared_ptr<store::RedisClient> client = std::move(connected).value();
+  redis_ = client;
   shared_ = std::make_unique<store::RedisSharedState>(client);
   reviews_ = std::make_unique<store::RedisReviewQueue>(client);
   memory_ = std::make_unique<store::RedisConsistencyMemory>(client);

@@ -6,6 +6,7 @@
 #include "common/answer_match.h"
 #include "common/log.h"
 #include "net/async_queue.h"
+#include "net/offload.h"
 #include "net/spawn.h"
 #include "routing/confidence.h"
 #include "server/gateway_util.h"
@@ -644,7 +645,9 @@ net::awaitable<std::optional<ApiError>> run_review(Gateway& gateway, Gateway::Ru
   ticket.decision_json = dump(run.record.to_json());
   ticket.draft_answer = draft;
   ticket.draft_tier = draft_tier;
-  auto created = gateway.reviews().create(ticket, unix_ms());
+  auto created = co_await net::run_on(gateway.store_workers(), [&gateway, &ticket] {
+    return gateway.reviews().create(ticket, unix_ms());
+  });
   if (!created) {
     log_event(LogLevel::kError, "review", "ticket_not_stored",
               {{"message", created.error().message}});

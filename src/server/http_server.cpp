@@ -7,6 +7,7 @@
 
 #include "net/asio.h"
 #include "net/async_queue.h"
+#include "net/offload.h"
 #include "net/spawn.h"
 #include "net/sse.h"
 #include "server/access.h"
@@ -172,7 +173,11 @@ json health_body(const Gateway& gateway, bool shutting_down, bool detailed) {
           {"live", true},
           {"ready", ready},
           {"edge", std::move(edge)},
-          {"cloud", {{"online", cloud_online}, {"upstreams", std::move(upstreams)}}}};
+          {"cloud", {{"online", cloud_online}, {"upstreams", std::move(upstreams)}}},
+          // Not part of readiness: without its stores the gateway routes on defaults.
+          {"store",
+           {{"backend", gateway.shared().backend()},
+            {"reachable", !gateway.store_outage().has_value()}}}};
 }
 
 // Writes a streaming response as server-sent events over chunked encoding.
@@ -672,7 +677,10 @@ net::awaitable<std::optional<Response>> HttpServer::State::dispatch(
     if (auto denied = refuse_unless_admin(caller, "/metrics")) {
       co_return error_response(*denied, keep_alive);
     }
-    co_return text_response(metrics_text(*gateway), "text/plain; version=0.0.4; charset=utf-8",
+    // Some gauges ask the stores (pending review tickets): read them off the I/O thread.
+    std::string text =
+        co_await net::run_on(gateway->store_workers(), [this] { return metrics_text(*gateway); });
+    co_return text_response(std::move(text), "text/plain; version=0.0.4; charset=utf-8",
                             keep_alive);
   }
   if (path == "/v1/tandem/canary" && post) {
@@ -685,7 +693,9 @@ net::awaitable<std::optional<Response>> HttpServer::State::dispatch(
   }
   if (path.rfind("/v1/tandem/", 0) == 0) {
     const std::string query = target.size() > path.size() ? target.substr(path.size() + 1) : "";
-    const ApiResponse answer = tandem_endpoint(req, path, query, caller);
+    // Tickets, traces, the audit, the routing memory: every one of these reads a store.
+    const ApiResponse answer = co_await net::run_on(
+        gateway->store_workers(), [&] { return tandem_endpoint(req, path, query, caller); });
     co_return json_response(answer.status, answer.body, keep_alive);
   }
   const bool known = path == "/health" || path == "/v1/models" || path == "/v1/chat/completions" ||

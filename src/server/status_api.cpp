@@ -129,6 +129,17 @@ json reviews_json(Gateway& gateway) {
   return out;
 }
 
+// The shared store's outage (store.redis unreachable: its calls fail at once), or null.
+json store_outage_json(const Gateway& gateway) {
+  const auto outage = gateway.store_outage();
+  if (!outage) {
+    return nullptr;
+  }
+  return {{"since", utc_iso8601(outage->since_unix_ms)},
+          {"reason", outage->reason},
+          {"refused_calls", gateway.store_refused_calls()}};
+}
+
 // Every replica's counts together (store.redis); null for a gateway on its own.
 json fleet_json(const Gateway& gateway) {
   if (std::string_view(gateway.shared().backend()) == "local") {
@@ -175,6 +186,7 @@ json status_json(Gateway& gateway, bool ready) {
             {"now", utc_iso8601(now)},
             {"ready", ready},
             {"store", gateway.shared().backend()},
+            {"store_outage", store_outage_json(gateway)},
             {"routing_pattern", gateway.config().routing.pattern}}},
           {"traffic", stats.traffic_json(now)},
           {"latency_ms", stats.latency_json(now, false)},
@@ -257,6 +269,17 @@ void register_scrape_metrics(Gateway& gateway) {
                           "1 while the cloud tier is configured but unreachable", [g] {
                             return Samples{{{}, g->monitors().offline().offline ? 1.0 : 0.0}};
                           });
+  if (std::string_view(gateway.shared().backend()) == "redis") {
+    registry.gauge_function("tandem_store_reachable",
+                            "1 while the shared Redis store answers, 0 during an outage", [g] {
+                              return Samples{{{}, g->store_outage() ? 0.0 : 1.0}};
+                            });
+    registry.counter_function(
+        "tandem_store_refused_calls_total",
+        "Calls to the shared Redis store refused without being sent during outages", [g] {
+          return Samples{{{}, static_cast<double>(g->store_refused_calls())}};
+        });
+  }
   registry.gauge_function("tandem_review_queue_pending", "Tickets waiting for a reviewer", [g] {
     auto n = g->reviews().count("pending");
     return n ? Samples{{{}, static_cast<double>(*n)}} : Samples{};

@@ -12,8 +12,14 @@ namespace {
 
 using nlohmann::json;
 
+// The review endpoints' store errors: a store that cannot be reached (kBusy: a Redis outage,
+// a locked database) is named as such rather than as a busy engine.
 ApiResponse from_error(const Error& error) {
-  return error_response_body(api_error_from(error));
+  ApiError api = api_error_from(error);
+  if (error.code == ErrorCode::kBusy) {
+    api.code = "store_unavailable";
+  }
+  return error_response_body(api);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <charconv>
+#include <chrono>
 #include <csignal>
 #include <ctime>
 #include <utility>
@@ -9,6 +10,8 @@
 #include <hiredis/hiredis.h>
 #include <pthread.h>
 #include <sys/time.h>
+
+#include "common/time_text.h"
 
 namespace tandem::store {
 namespace {
@@ -18,6 +21,12 @@ constexpr size_t kMaxPrefixBytes = 128;
 constexpr size_t kMaxUrlBytes = 4096;
 constexpr int kMaxDatabase = 1'000'000;
 constexpr size_t kMaxEchoBytes = 200;
+
+int64_t wall_clock_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 
 // ---- URLs ----
 
@@ -590,6 +599,7 @@ Result<RedisReplyPtr> RedisClient::roundtrip_locked(const std::vector<std::strin
                                                     std::string_view what) {
   if (!context_) {
     if (Status status = connect_locked(); !status) {
+      note_failure(status.error());
       return status.error();
     }
   }
@@ -600,11 +610,61 @@ Result<RedisReplyPtr> RedisClient::roundtrip_locked(const std::vector<std::strin
     // client. It then never read the command, so sending it once more is safe. (Only a server
     // that crashes between running a command and replying could see it twice.)
     if (Status status = connect_locked(); !status) {
+      note_failure(status.error());
       return status.error();
     }
     reply = attempt_locked(argv, what, &dropped);
   }
+  if (!reply) {
+    note_failure(reply.error());
+  }
   return reply;
+}
+
+std::optional<Error> RedisClient::refuse_while_down(std::string_view what) {
+  if (reachable()) {
+    return std::nullopt;
+  }
+  refused_.fetch_add(1, std::memory_order_relaxed);
+  const auto outage = this->outage();
+  const std::string since =
+      outage ? " since " + utc_iso8601(outage->since_unix_ms) + " (" + outage->reason + ")" : "";
+  return make_error(ErrorCode::kBusy, "redis " + std::string(what) + " not sent: the server at " +
+                                          address_ + " is unreachable" + since +
+                                          "; it is probed in the background");
+}
+
+void RedisClient::note_failure(const Error& error) {
+  // Only a server out of reach is an outage: an error reply, a refused password or a full
+  // memory leaves the server usable for the next call.
+  if (error.code != ErrorCode::kBusy) {
+    return;
+  }
+  std::lock_guard lock(outage_mutex_);
+  if (!down_.load(std::memory_order_relaxed)) {
+    outage_ = {wall_clock_ms(), error.message};
+    down_.store(true, std::memory_order_release);
+  }
+}
+
+std::optional<RedisOutage> RedisClient::outage() const {
+  std::lock_guard lock(outage_mutex_);
+  if (!down_.load(std::memory_order_relaxed)) {
+    return std::nullopt;
+  }
+  return outage_;
+}
+
+Status RedisClient::probe() {
+  std::lock_guard lock(mutex_);
+  Status status = connect_locked();
+  if (!status) {
+    note_failure(status.error());
+    return status;
+  }
+  std::lock_guard outage_lock(outage_mutex_);
+  down_.store(false, std::memory_order_release);
+  return {};
 }
 
 Result<RedisReply> RedisClient::command(const std::vector<std::string>& argv) {
@@ -612,8 +672,15 @@ Result<RedisReply> RedisClient::command(const std::vector<std::string>& argv) {
     return make_error(ErrorCode::kInvalidArgument, "a redis command needs at least its name");
   }
   const std::string what = command_name(argv[0]);
+  if (auto refused = refuse_while_down(what)) {
+    return *refused;
+  }
   std::vector<std::string_view> views(argv.begin(), argv.end());
   std::lock_guard lock(mutex_);
+  // Checked again: the outage may have begun while this call waited for the connection.
+  if (auto refused = refuse_while_down(what)) {
+    return *refused;
+  }
   auto raw = roundtrip_locked(views, what);
   if (!raw) {
     return raw.error();
@@ -648,7 +715,13 @@ Result<RedisReply> RedisClient::eval(const RedisScript& script,
                                      const std::vector<std::string>& args) {
   const std::string what = "EVALSHA (script " + script.name + ")";
   const std::string key_count = std::to_string(keys.size());
+  if (auto refused = refuse_while_down(what)) {
+    return *refused;
+  }
   std::lock_guard lock(mutex_);
+  if (auto refused = refuse_while_down(what)) {
+    return *refused;
+  }
   for (int attempt = 0;; ++attempt) {
     auto sha = script_sha_locked(script, attempt > 0);
     if (!sha) {

@@ -8,11 +8,18 @@
 // arguments, which may hold prompts and answers); a lost connection or a timeout becomes
 // kBusy (retryable). No message ever contains the password.
 //
+// An outage is circuit-broken: the first call that cannot reach the server (a timeout, a lost
+// connection, a refused connect) starts an outage, and from then on every call fails at once
+// with kBusy, without touching the network, until probe() reaches the server again. A hung
+// Redis (a stopped process, a partition) so costs its callers one command timeout per outage,
+// not one per call; whoever owns the client probes it in the background while it is down.
+//
 // Thread-safety: a RedisClient may be used from any number of threads. It holds one
 // connection behind a mutex, so commands from different threads run one after another (each
 // is one round trip on loopback or a LAN, tens of microseconds); give a thread that must not
 // wait for the others a RedisClient of its own.
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -138,6 +145,12 @@ struct RedisReplyFree {
 using RedisContextPtr = std::unique_ptr<redisContext, RedisContextFree>;
 using RedisReplyPtr = std::unique_ptr<redisReply, RedisReplyFree>;
 
+// Why calls are refused: when the outage began and what the failing call reported.
+struct RedisOutage {
+  int64_t since_unix_ms = 0;
+  std::string reason;
+};
+
 class RedisClient {
  public:
   // Checks the options, connects, sends AUTH when there is a password, SELECTs the database
@@ -167,6 +180,18 @@ class RedisClient {
   Result<RedisReply> eval(const RedisScript& script, const std::vector<std::string>& keys,
                           const std::vector<std::string>& args);
 
+  // False during an outage: calls fail at once without being sent.
+  bool reachable() const { return !down_.load(std::memory_order_acquire); }
+  // The current outage, or nullopt while the server is reachable.
+  std::optional<RedisOutage> outage() const;
+  // Connects afresh (AUTH, SELECT, PING), whatever the outage state, and ends an outage when
+  // that succeeds; a failure to reach the server starts or continues one. It waits up to the
+  // connect and command timeouts, so call it from a thread that may wait, while an outage
+  // lasts (on a healthy client it only replaces a working connection).
+  Status probe();
+  // Calls refused without being sent because of an outage, since the client was made.
+  uint64_t refused_calls() const { return refused_.load(std::memory_order_relaxed); }
+
   // The key prefix every store class puts before its keys.
   const std::string& prefix() const { return options_.prefix; }
   // prefix() + suffix.
@@ -190,6 +215,12 @@ class RedisClient {
                                        std::string_view what, bool* dropped);
   // The SHA1 of `script` on the server, loading it when not known or `reload`. Holds mutex_.
   Result<std::string> script_sha_locked(const RedisScript& script, bool reload);
+  // The error a call named `what` gets during an outage (counted in refused_), or nullopt
+  // when the server is reachable.
+  std::optional<Error> refuse_while_down(std::string_view what);
+  // Starts an outage (or keeps the one that runs) when `error` means the server cannot be
+  // reached.
+  void note_failure(const Error& error);
 
   const RedisOptions options_;
   const RedisEndpoint endpoint_;
@@ -197,6 +228,10 @@ class RedisClient {
   std::mutex mutex_;
   RedisContextPtr context_;                                   // guarded by mutex_; null: none
   std::unordered_map<std::string, std::string> script_shas_;  // name -> SHA1, guarded by mutex_
+  std::atomic<bool> down_{false};
+  std::atomic<uint64_t> refused_{0};
+  mutable std::mutex outage_mutex_;  // taken alone, never while waiting for the server
+  RedisOutage outage_;               // guarded by outage_mutex_; meaningful while down_
 };
 
 }  // namespace tandem::store

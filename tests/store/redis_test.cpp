@@ -361,7 +361,7 @@ TEST(RedisClientTest, FailsFastWhenTheServerIsGone) {
   ASSERT_TRUE(client) << client.error().message;
   server.stop();
 
-  for (int i = 0; i < 3; ++i) {  // the dead connection, then failed reconnects
+  for (int i = 0; i < 3; ++i) {  // the dead connection (a refused reconnect), then refusals
     const auto start = Clock::now();
     auto reply = (*client)->command({"PING"});
     ASSERT_FALSE(reply);
@@ -377,7 +377,7 @@ TEST(RedisClientTest, FailsFastWhenTheServerIsGone) {
   EXPECT_NE(never.error().message.find("cannot connect to redis at"), std::string::npos);
 }
 
-TEST(RedisClientTest, AFrozenServerTimesOutInsteadOfHanging) {
+TEST(RedisClientTest, AFrozenServerTimesOutOnceThenCallsFailAtOnce) {
   RedisServer server;
   ASSERT_TRUE(server.ok()) << server.problem();
   RedisOptions options = server.client_options();
@@ -385,21 +385,78 @@ TEST(RedisClientTest, AFrozenServerTimesOutInsteadOfHanging) {
   options.connect_timeout_ms = 200;
   auto client = RedisClient::connect(options);
   ASSERT_TRUE(client) << client.error().message;
+  RedisClient& redis = **client;
+  EXPECT_TRUE(redis.reachable());
+  EXPECT_FALSE(redis.outage());
 
   server.pause();
-  for (int i = 0; i < 2; ++i) {  // a timeout on the open connection, then on a fresh one
-    const auto start = Clock::now();
-    auto reply = (*client)->command({"SET", (*client)->key("k"), "v"});
-    const int64_t took = elapsed_ms(start);
-    ASSERT_FALSE(reply);
-    EXPECT_EQ(reply.error().code, ErrorCode::kBusy);
-    EXPECT_GE(took, 150);
-    // A hang is the failure; 10x the timeout leaves room for a slow, sanitised run's overhead.
-    EXPECT_LT(took, 2000) << "a command must not wait much past command_timeout_ms";
+  const auto start = Clock::now();
+  auto timed_out = redis.command({"SET", redis.key("k"), "v"});
+  const int64_t took = elapsed_ms(start);
+  ASSERT_FALSE(timed_out);
+  EXPECT_EQ(timed_out.error().code, ErrorCode::kBusy);
+  EXPECT_GE(took, 150);
+  // A hang is the failure; 10x the timeout leaves room for a slow, sanitised run's overhead.
+  EXPECT_LT(took, 2000) << "a command must not wait much past command_timeout_ms";
+
+  // The outage has begun: calls are refused without being sent (the message says so), commands
+  // and scripts alike, and counted.
+  EXPECT_FALSE(redis.reachable());
+  ASSERT_TRUE(redis.outage());
+  EXPECT_NE(redis.outage()->reason.find("no reply"), std::string::npos) << redis.outage()->reason;
+  for (int i = 0; i < 3; ++i) {
+    auto refused = redis.command({"GET", redis.key("k")});
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().code, ErrorCode::kBusy);
+    EXPECT_NE(refused.error().message.find("not sent"), std::string::npos)
+        << refused.error().message;
   }
+  auto script = redis.eval({"test_echo", "return ARGV[1]"}, {}, {"x"});
+  ASSERT_FALSE(script);
+  EXPECT_NE(script.error().message.find("not sent"), std::string::npos);
+  EXPECT_EQ(redis.refused_calls(), 4u);
+
+  // A probe reaches for the server: still frozen, the outage goes on (and keeps its start).
+  const int64_t since = redis.outage()->since_unix_ms;
+  EXPECT_FALSE(redis.probe());
+  ASSERT_TRUE(redis.outage());
+  EXPECT_EQ(redis.outage()->since_unix_ms, since);
+
   server.resume();
-  auto back = (*client)->command({"PING"});
+  EXPECT_FALSE(redis.command({"PING"})) << "only a probe ends an outage";
+  ASSERT_TRUE(redis.probe());
+  EXPECT_TRUE(redis.reachable());
+  EXPECT_FALSE(redis.outage());
+  auto back = redis.command({"SET", redis.key("k"), "w"});
   EXPECT_TRUE(back) << back.error().message;
+}
+
+TEST(RedisClientTest, AnErrorReplyIsNoOutage) {
+  RedisServer server;
+  ASSERT_TRUE(server.ok()) << server.problem();
+  auto client = RedisClient::connect(server.client_options());
+  ASSERT_TRUE(client) << client.error().message;
+  RedisClient& redis = **client;
+  ASSERT_TRUE(redis.command({"SET", redis.key("text"), "abc"}));
+  EXPECT_FALSE(redis.command({"INCR", redis.key("text")}));  // WRONGTYPE-style error reply
+  EXPECT_FALSE(redis.eval({"test_bad", "return redis.call('NOSUCHCOMMAND')"}, {}, {}));
+  EXPECT_TRUE(redis.reachable());
+  EXPECT_TRUE(redis.command({"PING"}));
+}
+
+TEST(RedisClientTest, AServerThatWentAwayIsAnOutageUntilItIsBack) {
+  RedisServer server;
+  ASSERT_TRUE(server.ok()) << server.problem();
+  auto client = RedisClient::connect(server.client_options());
+  ASSERT_TRUE(client) << client.error().message;
+  RedisClient& redis = **client;
+  server.stop();
+  EXPECT_FALSE(redis.command({"PING"}));
+  EXPECT_FALSE(redis.reachable());
+  EXPECT_FALSE(redis.probe()) << "nothing listens";
+  ASSERT_TRUE(server.restart()) << server.problem();
+  ASSERT_TRUE(redis.probe());
+  EXPECT_TRUE(redis.command({"PING"}));
 }
 
 TEST(RedisClientTest, ThreadsShareOneClient) {
