@@ -49,10 +49,18 @@ Status validate(const AuditRecord& r) {
 AuditLog::AuditLog(std::shared_ptr<Database> db) : db_(std::move(db)) {}
 
 Result<int64_t> AuditLog::append(const AuditRecord& r) {
+  Connection connection = db_->acquire();
+  return append(connection, r);
+}
+
+Status AuditLog::check(const AuditRecord& record) {
+  return validate(record);
+}
+
+Result<int64_t> AuditLog::append(Connection& connection, const AuditRecord& r) {
   if (Status status = validate(r); !status) {
     return status.error();
   }
-  Connection connection = db_->acquire();
   auto stmt = connection.prepare(kInsertSql);
   if (!stmt) {
     return stmt.error();

@@ -58,6 +58,12 @@ class AuditLog {
   // kInvalidArgument naming the field for an unknown purpose or content mode, content with
   // content_mode "none", or content over kMaxAuditContentBytes. Returns the id assigned.
   Result<int64_t> append(const AuditRecord& record);
+  // append() on a connection the caller holds, e.g. inside its own transaction.
+  Result<int64_t> append(Connection& connection, const AuditRecord& record);
+  // Whether append() would accept `record` (the same checks, no write).
+  static Status check(const AuditRecord& record);
+  // The database the log writes to: callers sharing one may share a transaction.
+  const std::shared_ptr<Database>& database() const { return db_; }
   // Newest first.
   Result<std::vector<AuditRecord>> read(const AuditQuery& query);
   Result<size_t> count();

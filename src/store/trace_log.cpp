@@ -382,11 +382,19 @@ Result<int64_t> insert(Connection& connection, const TraceRecord& record) {
 TraceLog::TraceLog(std::shared_ptr<Database> db) : db_(std::move(db)) {}
 
 Result<int64_t> TraceLog::append(const TraceRecord& record) {
+  Connection connection = db_->acquire();
+  return append(connection, record);
+}
+
+Result<int64_t> TraceLog::append(Connection& connection, const TraceRecord& record) {
   if (Status status = validate(record); !status) {
     return status.error();
   }
-  Connection connection = db_->acquire();
   return insert(connection, record);
+}
+
+Status TraceLog::check(const TraceRecord& record) {
+  return validate(record);
 }
 
 Status TraceLog::append_all(const std::vector<TraceRecord>& records) {
@@ -417,10 +425,15 @@ Result<size_t> TraceLog::label_by_ticket(const std::string& ticket, std::string_
 
 Result<size_t> TraceLog::label_by_ticket_hash(const std::string& ticket,
                                               const std::string& answer_hash) {
+  Connection connection = db_->acquire();
+  return label_by_ticket_hash(connection, ticket, answer_hash);
+}
+
+Result<size_t> TraceLog::label_by_ticket_hash(Connection& connection, const std::string& ticket,
+                                              const std::string& answer_hash) {
   if (ticket.empty()) {
     return invalid("a review label needs a ticket id");
   }
-  Connection connection = db_->acquire();
   auto stmt = connection.prepare(kLabelTicketSql);
   if (!stmt) {
     return stmt.error();

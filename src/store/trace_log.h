@@ -121,8 +121,15 @@ class TraceLog {
   // other than verification/review/shadow), a string over kMaxTraceNameBytes, a list over
   // kMaxTraceListItems, or a feature or number that is not finite.
   Result<int64_t> append(const TraceRecord& record);
-  // Stores several records in one transaction (what the writer thread does); all or none.
+  // Stores several records in one transaction; all or none.
   Status append_all(const std::vector<TraceRecord>& records);
+  // append() on a connection the caller holds, e.g. inside its own transaction (the writer
+  // thread stores a whole batch of traces, audit rows and labels in one).
+  Result<int64_t> append(Connection& connection, const TraceRecord& record);
+  // Whether append() would accept `record` (the same checks, no write).
+  static Status check(const TraceRecord& record);
+  // The database the log writes to: callers sharing one may share a transaction.
+  const std::shared_ptr<Database>& database() const { return db_; }
 
   // A reviewer answered `ticket` with `answer_text`: the traces of that ticket that hold an
   // edge answer are labelled edge_good = (answer_hash(answer_text) == edge_answer_hash), source
@@ -132,6 +139,8 @@ class TraceLog {
   // The same with the answer already hashed (answer_hash()), so that no answer text needs to
   // wait in a queue.
   Result<size_t> label_by_ticket_hash(const std::string& ticket, const std::string& answer_hash);
+  Result<size_t> label_by_ticket_hash(Connection& connection, const std::string& ticket,
+                                      const std::string& answer_hash);
   // Labels the traces of one request (shadow mode compares answers itself). `source` as
   // TraceRecord::label_source. Returns how many rows were labelled.
   Result<size_t> label_by_request(const std::string& request_id, bool edge_good,

@@ -130,10 +130,77 @@ void TraceWriter::run() {
 }
 
 void TraceWriter::write(std::deque<Item>& batch) {
-  // Runs of records go in one transaction; a label waits for the records before it.
   uint64_t written = 0;
   uint64_t failed = 0;
   const uint64_t total = batch.size();
+  if (!write_together(batch, written)) {
+    write_apart(batch, written, failed);
+  }
+  since_prune_ += written;
+  if (since_prune_ >= options_.prune_every || audits_since_prune_ >= options_.prune_every) {
+    prune();
+  }
+  {
+    std::lock_guard lock(mutex_);
+    written_ += written;
+    failed_ += failed;
+    finished_ += total;
+  }
+  done_.notify_all();
+}
+
+bool TraceWriter::write_together(std::deque<Item>& batch, uint64_t& written) {
+  if (audit_ && audit_->database() != log_->database()) {
+    return false;
+  }
+  for (const Item& item : batch) {
+    const auto* record = std::get_if<TraceRecord>(&item);
+    const auto* audit = std::get_if<AuditItem>(&item);
+    if ((record && !TraceLog::check(*record)) || (audit && !AuditLog::check(audit->record))) {
+      return false;
+    }
+  }
+  {
+    Connection connection = log_->database()->acquire();
+    auto transaction = Transaction::begin(connection);
+    if (!transaction) {
+      return false;
+    }
+    for (const Item& item : batch) {
+      bool ok = true;
+      if (const auto* record = std::get_if<TraceRecord>(&item)) {
+        ok = log_->append(connection, *record).ok();
+      } else if (const auto* audit = std::get_if<AuditItem>(&item)) {
+        ok = audit_->append(connection, audit->record).ok();
+      } else {
+        const auto& label = std::get<ReviewLabel>(item);
+        ok = log_->label_by_ticket_hash(connection, label.ticket, label.answer_hash).ok();
+      }
+      if (!ok) {
+        return false;  // rolled back: write_apart() finds and reports the failing item
+      }
+    }
+    if (Status committed = transaction->commit(); !committed) {
+      return false;
+    }
+  }
+  // Committed; the connection is released before the callbacks, which may do anything.
+  for (Item& item : batch) {
+    if (std::holds_alternative<TraceRecord>(item)) {
+      ++written;
+    } else if (auto* audit = std::get_if<AuditItem>(&item)) {
+      ++audits_since_prune_;
+      if (audit->stored) {
+        audit->stored(true);
+      }
+    }
+  }
+  batch.clear();
+  return true;
+}
+
+void TraceWriter::write_apart(std::deque<Item>& batch, uint64_t& written, uint64_t& failed) {
+  // Runs of records go in one transaction; a label waits for the records before it.
   while (!batch.empty()) {
     std::vector<TraceRecord> records;
     while (!batch.empty() && std::holds_alternative<TraceRecord>(batch.front())) {
@@ -186,17 +253,6 @@ void TraceWriter::write(std::deque<Item>& batch) {
       }
     }
   }
-  since_prune_ += written;
-  if (since_prune_ >= options_.prune_every || audits_since_prune_ >= options_.prune_every) {
-    prune();
-  }
-  {
-    std::lock_guard lock(mutex_);
-    written_ += written;
-    failed_ += failed;
-    finished_ += total;
-  }
-  done_.notify_all();
 }
 
 void TraceWriter::prune() {

@@ -79,6 +79,14 @@ class TraceWriter {
   bool enqueue(Item item);
   void run();
   void write(std::deque<Item>& batch);
+  // The whole batch in one transaction, in queue order: one commit for every trace, audit row
+  // and label in it. False, with nothing written and the batch untouched, when it cannot be:
+  // an item a log would refuse, logs on different databases, or a failing database. Adds the
+  // traces written to `written` and fires the audit rows' callbacks after the commit.
+  bool write_together(std::deque<Item>& batch, uint64_t& written);
+  // Item by item (runs of traces in one transaction each), so that one bad item costs only
+  // itself; adds to `written` and `failed`.
+  void write_apart(std::deque<Item>& batch, uint64_t& written, uint64_t& failed);
   void prune();
   void report_drops(bool force);
 

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include "common/answer_match.h"
 #include "store/trace_log.h"
 #include "store/trace_writer.h"
 #include "temp_dir.h"
@@ -545,6 +546,44 @@ TEST_F(AuditLogTest, WriterTellsTheSenderWhetherEachRowWasStored) {
   writer.flush();
   std::lock_guard lock(mutex);
   EXPECT_EQ(answers, (std::vector<std::pair<std::string, bool>>{{"good", true}, {"bad", false}}));
+}
+
+TEST_F(AuditLogTest, WriterStoresAMixedBatchTogetherInQueueOrder) {
+  TraceWriter writer(traces_, {}, audit_);
+  std::mutex mutex;
+  std::vector<std::string> stored;
+  auto answer = [&](const std::string& name) {
+    return [&, name](bool ok) {
+      std::lock_guard lock(mutex);
+      stored.push_back(name + (ok ? ": stored" : ": refused"));
+    };
+  };
+  TraceRecord reviewed = simple_trace(1, "t1");
+  reviewed.ticket = "rev_aaaaaaaaaaaaaaaaaaaaaaaa";
+  reviewed.edge_answer_hash = answer_hash("Paris");
+  {
+    // Another user holds the database: everything queues, then goes in one batch.
+    Connection busy = db_->acquire();
+    ASSERT_TRUE(writer.submit(reviewed));
+    ASSERT_TRUE(writer.submit_audit(simple_audit(1, "a1"), answer("a1")));
+    ASSERT_TRUE(writer.submit_review_label(reviewed.ticket, "paris"));
+    ASSERT_TRUE(writer.submit(simple_trace(2, "t2")));
+    ASSERT_TRUE(writer.submit_audit(simple_audit(2, "a2"), answer("a2")));
+  }
+  writer.flush();
+  EXPECT_EQ(writer.written(), 2U);
+  EXPECT_EQ(writer.failed(), 0U);
+  EXPECT_EQ(request_ids({}), (Ids{"a2", "a1"}));
+  {
+    std::lock_guard lock(mutex);
+    EXPECT_EQ(stored, (std::vector<std::string>{"a1: stored", "a2: stored"}));
+  }
+  auto traces = traces_->read({});
+  ASSERT_TRUE(traces) << traces.error().message;
+  ASSERT_EQ(traces->size(), 2U);
+  EXPECT_EQ((*traces)[0].request_id, "t1");
+  EXPECT_EQ((*traces)[0].edge_good, std::optional<bool>(true)) << "the label follows its trace";
+  EXPECT_EQ((*traces)[0].label_source, "review");
 }
 
 TEST_F(AuditLogTest, WriterAppliesAuditRetentionAtClose) {
