@@ -403,7 +403,8 @@ net::awaitable<std::optional<ApiError>> Gateway::run_cloud(Run& run) {
       // Every upstream gets the same bytes: the next would be refused too.
       co_return egress_refused(*failure->refused);
     }
-    record.data_left_device = true;
+    // Something was sent unless no attempt was made (an open circuit).
+    record.data_left_device = record.data_left_device || !failure || failure->attempts > 0;
     if (!failure) {
       if (!co_await open()) {
         co_return client_gone();
@@ -475,7 +476,7 @@ net::awaitable<std::variant<Gateway::CloudAnswer, ApiError>> Gateway::cloud_answ
     if (failure && failure->refused) {
       co_return egress_refused(*failure->refused);
     }
-    record.data_left_device = true;
+    record.data_left_device = record.data_left_device || !failure || failure->attempts > 0;
     if (!failure) {
       add_cloud_usage(record, *u, model, answer.usage);
       observe_cloud_model(*u, reported_model);

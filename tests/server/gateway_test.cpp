@@ -554,6 +554,7 @@ TEST(GatewayFaultTest, CircuitOpensAfterRepeatedFailuresAndShowsInHealth) {
   EXPECT_EQ(r.json_body()["tandem"]["tier"], "edge");
   EXPECT_NE(r.body.find("cooling down"), std::string::npos);
   EXPECT_EQ(fault.requests_for("fault-500"), before);
+  EXPECT_EQ(r.json_body()["tandem"]["data_left_device"], false) << "the open circuit sent nothing";
 }
 
 TEST(GatewayFaultTest, OfflineUpstreamIsProbedAndSkipped) {
