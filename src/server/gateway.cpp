@@ -249,13 +249,19 @@ std::vector<ModelInfo> Gateway::models() const {
   if (engine_) {
     out.push_back({edge_name_, "edge"});
   }
+  auto add = [&out](const std::string& name, const std::string& owner) {
+    const bool seen =
+        std::any_of(out.begin(), out.end(), [&](const ModelInfo& m) { return m.id == name; });
+    if (!seen) {
+      out.push_back({name, owner});
+    }
+  };
   for (const auto& u : upstreams_) {
     for (const auto& [name, _] : u->config().models) {
-      const bool seen =
-          std::any_of(out.begin(), out.end(), [&](const ModelInfo& m) { return m.id == name; });
-      if (!seen) {
-        out.push_back({name, u->name()});
-      }
+      add(name, u->name());
+    }
+    for (const auto& [name, _] : u->config().embeddings_models) {
+      add(name, u->name());  // answered on /v1/embeddings only
     }
   }
   return out;

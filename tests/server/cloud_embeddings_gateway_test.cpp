@@ -76,6 +76,14 @@ TEST(CloudEmbeddingsGatewayTest, ACloudModelIsAnsweredByItsUpstreamAsFloatsOrBas
   EXPECT_EQ(body["usage"]["total_tokens"], 6);
   const json& tandem = body["tandem"];
   EXPECT_EQ(tandem["tier"], "cloud");
+  // The name is listed like any model, owned by its upstream.
+  const json models = request(gateway.port(), "GET", "/v1/models").json_body();
+  ASSERT_TRUE(models["data"].is_array()) << models.dump();
+  bool listed = false;
+  for (const auto& m : models["data"]) {
+    listed = listed || (m["id"] == "emb" && m["owned_by"] == "f");
+  }
+  EXPECT_TRUE(listed) << models.dump();
   EXPECT_EQ(tandem["data_left_device"], true);
   EXPECT_EQ(tandem["models"]["cloud"], (json{{"upstream", "f"}, {"model", "fault-ok"}}));
   EXPECT_EQ(tandem["usage"]["cloud"]["prompt_tokens"], 6);
