@@ -279,6 +279,11 @@ void Gateway::start_probes(net::asio::any_io_executor executor) {
 
 Gateway::~Gateway() = default;
 
+void Gateway::join_workers() {
+  edge_workers_->join();
+  store_workers_->join();
+}
+
 void Gateway::stop() {
   stop_probes_.cancel();
   if (memory_sweeper_) {

@@ -205,6 +205,10 @@ class Gateway {
   // Where calls into the stores run (net::run_on): SQLite and Redis never hold up an I/O
   // thread, and a hung Redis costs the requests that need it, not the connections that don't.
   net::asio::thread_pool& store_workers() { return *store_workers_; }
+  // Waits for the edge and store workers to finish what they hold. The HTTP server calls it
+  // once its I/O threads have stopped and before its io_context goes: a worker's answer is
+  // handed to that io_context, which must still exist to receive (and discard) it.
+  void join_workers();
   // The shared Redis store's outage (store.redis), or nullopt: no Redis, or it is reachable.
   std::optional<store::RedisOutage> store_outage() const;
   // Calls to Redis refused during outages since start (0 without store.redis).

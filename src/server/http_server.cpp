@@ -898,9 +898,11 @@ void HttpServer::run() {
     thread.join();
   }
   state_->threads.clear();
-  // Audit rows still being written answer their senders through this io_context: let them
-  // answer while it exists (stopped, it only queues the answers).
+  // Audit rows still being written, and work still on the edge and store workers, answer
+  // through this io_context: let them answer while it exists (stopped, it only queues the
+  // answers, which its shutdown then destroys).
   state_->gateway->flush_traces();
+  state_->gateway->join_workers();
 }
 
 void HttpServer::shutdown() {
