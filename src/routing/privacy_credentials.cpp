@@ -1,6 +1,8 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -24,7 +26,9 @@ enum class SecretCheck {
 
 struct CredentialKind {
   const char* name;
-  // No capturing groups, except one around the secret where value_group is set.
+  // No capturing groups, except one around the secret where value_group is set. A match is
+  // ASCII, starts with two ASCII letters in a row or reaches them before any other byte, and
+  // only a secret assignment's value may hold non-ASCII: CredentialMatcher's windows rely on it.
   const char* regex;
   bool value_group;
   SecretCheck check;
@@ -145,16 +149,139 @@ class CredentialMatcher {
 
   bool ok() const { return regex_->ok() && match_count_ <= static_cast<int>(kMaxGroups); }
 
+  // The regex runs only over windows of the text that can hold a credential, not over all of
+  // it: in CJK prose that is a few English words among thousands of bytes the DFA would
+  // otherwise step through one by one.
   bool detect(std::string_view t, FindingSink& sink) const {
     if (!ok()) {
       return true;  // cannot happen: the patterns are constants, and a test compiles them
     }
+    PrivateKeyEnds private_key_ends(t);
+    size_t pos = 0;
+    for (Window window = next_window(t, 0); window.begin < t.size();
+         window = next_window(t, std::max(window.end, pos))) {
+      pos = std::max(pos, window.begin);
+      if (!detect_in(t, window.end, pos, private_key_ends, sink)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+ private:
+  static constexpr size_t kMaxGroups = 2 * kCredentialKinds.size() + 1;
+
+  // Where a credential may be. Every kind is ASCII and holds two ASCII letters in a row ("sk-",
+  // "eyJ", "pwd="), except a secret assignment's value, which may hold any bytes up to a
+  // delimiter ([^\s"'`<>,;(){}\[\]]+) and starts after the ":" or "=" of its run. So a match
+  // starts in a run of ASCII bytes with two letters in a row, and reaches at most to that run's
+  // end or, when the run has ":" or "=", to the end of the value that may follow it. A window
+  // covers such runs and their reach; runs close together share one.
+  struct Window {
+    size_t begin;
+    size_t end;
+  };
+
+  struct Run {
+    size_t begin;
+    size_t end;
+    size_t reach;  // how far a match that starts in the run may go
+    bool lettered;
+  };
+
+  static bool is_ascii_byte(char c) { return static_cast<unsigned char>(c) < 0x80; }
+
+  static bool ends_value(char c) {
+    return std::string_view(" \t\n\f\r\"'`<>,;(){}[]").find(c) != std::string_view::npos;
+  }
+
+  // The first byte at or after i that is ASCII; eight bytes at a time through CJK text.
+  static size_t next_ascii(std::string_view t, size_t i) {
+    while (i < t.size()) {
+      if (t.size() - i >= 8) {
+        uint64_t word;
+        std::memcpy(&word, t.data() + i, sizeof word);
+        if ((word & kHighs) == kHighs) {
+          i += 8;
+          continue;
+        }
+      }
+      if (is_ascii_byte(t[i])) {
+        return i;
+      }
+      ++i;
+    }
+    return t.size();
+  }
+
+  // The run of ASCII bytes at or after `from` (from its start when `from` is inside one).
+  static Run next_run(std::string_view t, size_t from) {
+    Run run{next_ascii(t, from), 0, 0, false};
+    bool glue = false;
+    size_t i = run.begin;
+    for (; i < t.size() && is_ascii_byte(t[i]) && !run.lettered; ++i) {
+      run.lettered = i > run.begin && is_alpha(t[i]) && is_alpha(t[i - 1]);
+      glue = glue || t[i] == ':' || t[i] == '=';
+    }
+    // The rest of a run, eight bytes at a time: English text is one long run.
+    while (i < t.size()) {
+      if (t.size() - i >= 8) {
+        uint64_t word;
+        std::memcpy(&word, t.data() + i, sizeof word);
+        if ((word & kHighs) == 0) {
+          glue = glue || has_byte(word, ':') || has_byte(word, '=');
+          i += 8;
+          continue;
+        }
+      }
+      if (!is_ascii_byte(t[i])) {
+        break;
+      }
+      glue = glue || t[i] == ':' || t[i] == '=';
+      ++i;
+    }
+    run.end = i;
+    run.reach = i;
+    if (run.lettered && glue) {
+      while (run.reach < t.size() && !ends_value(t[run.reach])) {
+        ++run.reach;
+      }
+    }
+    return run;
+  }
+
+  // The first window at or after `from`; begin == t.size() when there is none. A lettered run
+  // that starts inside the window widens it to its reach, so a window never ends inside one.
+  static Window next_window(std::string_view t, size_t from) {
+    constexpr size_t kShortGap = 32;  // non-ASCII bytes the regex reads rather than restart
+    Window window{t.size(), t.size()};
+    for (Run run = next_run(t, from); run.begin < t.size(); run = next_run(t, run.end)) {
+      if (window.begin == t.size()) {
+        if (run.lettered) {
+          window = {run.begin, run.reach};
+        }
+        continue;
+      }
+      if (run.begin >= window.end && run.begin - window.end >= kShortGap) {
+        break;
+      }
+      if (run.lettered) {
+        window.end = std::max(window.end, run.reach);
+      }
+    }
+    return window;
+  }
+
+  // The matches that start in [pos, end); pos is left past the last one. False: the sink has
+  // what it needs.
+  bool detect_in(std::string_view t, size_t end_of_window, size_t& pos,
+                 PrivateKeyEnds& private_key_ends, FindingSink& sink) const {
     std::array<re2::StringPiece, kMaxGroups> match;
     const re2::StringPiece text(t.data(), t.size());
-    PrivateKeyEnds private_key_ends(t);
-    for (size_t pos = 0; pos < t.size();) {
-      if (!regex_->Match(text, pos, t.size(), RE2::UNANCHORED, match.data(), match_count_)) {
-        break;
+    while (pos < end_of_window) {
+      if (!regex_->Match(text, pos, end_of_window, RE2::UNANCHORED, match.data(), match_count_)) {
+        pos = end_of_window;
+        return true;
       }
       const size_t kind = kind_of(match);
       const re2::StringPiece& whole = match[0];
@@ -176,9 +303,6 @@ class CredentialMatcher {
     }
     return true;
   }
-
- private:
-  static constexpr size_t kMaxGroups = 2 * kCredentialKinds.size() + 1;
 
   struct Groups {
     int whole = 0;

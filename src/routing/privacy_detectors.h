@@ -131,14 +131,16 @@ constexpr bool has_digit(uint64_t w) {
   return ((kOnes * (127 + '9' + 1) - low7) & ~w & (low7 + kOnes * (127 - ('0' - 1))) & kHighs) != 0;
 }
 
-// The first position at or after pos whose byte is `wanted`; `word_may_hold` rules out words.
+// The first position at or after pos whose byte is `wanted` (an ASCII byte); `word_may_hold`
+// rules out words.
 template <typename WordTest, typename ByteTest>
 size_t skip_to(std::string_view t, size_t pos, WordTest word_may_hold, ByteTest wanted) {
   while (pos < t.size()) {
     if (t.size() - pos >= 8) {
       uint64_t word;
       std::memcpy(&word, t.data() + pos, sizeof word);
-      if (!word_may_hold(word)) {
+      // Every anchor is ASCII: eight bytes of CJK text are passed over in one test.
+      if ((word & kHighs) == kHighs || !word_may_hold(word)) {
         pos += 8;
         continue;
       }

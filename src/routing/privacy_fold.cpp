@@ -1,5 +1,7 @@
 #include "routing/privacy_fold.h"
 
+#include <algorithm>
+#include <array>
 #include <cstring>
 
 namespace tandem::routing::privacy_detail {
@@ -50,6 +52,23 @@ CodePoint decode_utf8(std::string_view s, size_t i) {
     value = (value << 6) | (b & 0x3F);
   }
   return {value, length};
+}
+
+// Where the character holding byte i starts: i itself unless i is a continuation byte of a
+// valid multi-byte character, as the folding pass read it (a lead byte is never a continuation
+// byte, so the nearest one behind i that decodes over i is where that pass began).
+size_t char_start(std::string_view s, size_t i) {
+  for (size_t back = 1; back <= 3 && back <= i; ++back) {
+    const auto b = static_cast<unsigned char>(s[i - back + 1]);
+    if (b < 0x80 || b > 0xBF) {
+      return i;  // an ASCII or lead byte inside the reach: i is not part of a character before it
+    }
+    const CodePoint cp = decode_utf8(s, i - back);
+    if (cp.length > 0) {
+      return cp.length > back ? i - back : i;
+    }
+  }
+  return i;
 }
 
 // Bytes of the character at i, as the folding pass read it.
@@ -115,6 +134,19 @@ int fold(char32_t cp) {
 
 }  // namespace
 
+// The lead bytes of every character fold() changes: U+00A0 and U+00AD (C2), U+034F (CD), the
+// Arabic-Indic digits (D9, DB), U+180E (E1), U+2000..U+206F and U+2212 (E2), U+3000 and U+3002
+// (E3), U+FE00..U+FF61 (EF) and the mathematical digits (F0). Every other byte is copied as it
+// is, which is what folding does to it: CJK ideographs (E4..E9) and continuation bytes are never
+// decoded.
+constexpr std::array<bool, 256> kMayFold = [] {
+  std::array<bool, 256> may{};
+  for (const unsigned char lead : {0xC2, 0xCD, 0xD9, 0xDB, 0xE1, 0xE2, 0xE3, 0xEF, 0xF0}) {
+    may[lead] = true;
+  }
+  return may;
+}();
+
 bool is_ascii(std::string_view s) {
   uint64_t any = 0;
   size_t i = 0;
@@ -133,7 +165,7 @@ void Scratch::trim() {
   constexpr size_t kKeepBytes = size_t{1} << 16;
   if (folded.capacity() > kKeepBytes) {
     folded = std::string();
-    origin = std::vector<uint32_t>();
+    shifts = std::vector<Shift>();
   }
 }
 
@@ -149,58 +181,76 @@ FoldedText::FoldedText(std::string_view original, Scratch& scratch) : original_(
   }
   const size_t length = fold_into(scratch);  // before data(): folding may reallocate
   text_ = std::string_view(scratch.folded.data(), length);
-  origin_ = scratch.origin.data();
+  shifts_ = scratch.shifts.data();
+  shift_count_ = scratch.shifts.size();
+}
+
+size_t FoldedText::original_offset(size_t folded) const {
+  const Scratch::Shift* end = shifts_ + shift_count_;
+  const Scratch::Shift* after = std::upper_bound(
+      shifts_, end, folded, [](size_t p, const Scratch::Shift& s) { return p < s.folded; });
+  const Scratch::Shift& shift = *(after - 1);  // the first shift is at folded offset 0
+  return shift.original + (folded - shift.folded);
 }
 
 std::pair<size_t, size_t> FoldedText::original_span(size_t begin, size_t end) const {
-  if (origin_ == nullptr) {
+  if (shifts_ == nullptr) {
     return {begin, end - begin};
   }
-  const size_t first = origin_[begin];
-  const size_t last = origin_[end - 1];
+  const size_t first = char_start(original_, original_offset(begin));
+  const size_t last = char_start(original_, original_offset(end - 1));
   return {first, last + char_length(original_, last) - first};
 }
 
 // Folds into the scratch buffers; returns the folded length. Folding never lengthens the text,
-// so the buffers are sized once and written without per-byte checks.
+// so the buffer is sized once and written without per-byte checks.
 size_t FoldedText::fold_into(Scratch& scratch) const {
   if (scratch.folded.size() < original_.size()) {
     scratch.folded.resize(original_.size());
-    scratch.origin.resize(original_.size());
   }
-  char* out = scratch.folded.data();
-  uint32_t* origin = scratch.origin.data();
-  size_t n = 0;
-  const size_t size = original_.size();
-  for (size_t i = 0; i < size;) {
-    // Prose is mostly ASCII even when one curly quote makes folding necessary: copy ASCII
-    // runs without decoding them.
-    while (i < size && static_cast<unsigned char>(original_[i]) < 0x80) {
-      out[n] = original_[i];
-      origin[n++] = static_cast<uint32_t>(i++);
+  std::vector<Scratch::Shift>& shifts = scratch.shifts;
+  shifts.clear();
+  shifts.push_back({0, 0});
+  // From folded offset n on, bytes map to the original from offset i.
+  const auto shift_at = [&shifts](size_t n, size_t i) {
+    const Scratch::Shift shift{static_cast<uint32_t>(n), static_cast<uint32_t>(i)};
+    if (shifts.back().folded == shift.folded) {
+      shifts.back() = shift;
+    } else {
+      shifts.push_back(shift);
     }
+  };
+  char* out = scratch.folded.data();
+  const char* in = original_.data();
+  const size_t size = original_.size();
+  size_t n = 0;
+  size_t i = 0;
+  while (i < size) {
+    // Copy the run of bytes that fold to themselves in one go.
+    size_t run = i;
+    while (run < size && !kMayFold[static_cast<unsigned char>(in[run])]) {
+      ++run;
+    }
+    std::memcpy(out + n, in + i, run - i);
+    n += run - i;
+    i = run;
     if (i == size) {
       break;
     }
-    const auto here = static_cast<uint32_t>(i);
     const CodePoint cp = decode_utf8(original_, i);
-    if (cp.length <= 1) {  // ASCII, or an invalid byte passed through as it is
-      out[n] = original_[i];
-      origin[n++] = here;
-      ++i;
-      continue;
-    }
-    const int folded = fold(cp.value);
+    const int folded = cp.length > 1 ? fold(cp.value) : kKeep;
+    const size_t length = cp.length > 1 ? cp.length : 1;
     if (folded == kKeep) {
-      for (size_t k = 0; k < cp.length; ++k) {
-        out[n] = original_[i + k];
-        origin[n++] = here;
-      }
-    } else if (folded != kDrop) {
-      out[n] = static_cast<char>(folded);
-      origin[n++] = here;
+      std::memcpy(out + n, in + i, length);
+      n += length;
+    } else if (folded == kDrop) {
+      shift_at(n, i + length);
+    } else {
+      shift_at(n, i);
+      out[n++] = static_cast<char>(folded);
+      shift_at(n, i + length);
     }
-    i += cp.length;
+    i += length;
   }
   return n;
 }

@@ -1,7 +1,8 @@
 #pragma once
 // Evasion folding for the privacy scanner: the detectors read a folded copy of the prompt in
 // which full-width forms, Unicode spaces, dashes and digits are ASCII and invisible characters
-// are gone, and every finding is mapped back to the original bytes through an offset map. Kept
+// are gone, and every finding is mapped back to the original bytes through a sparse map of the
+// places where folding changed a length. Kept
 // apart from the detectors so that they only ever see ASCII-shaped text.
 //
 // Internal to the routing library: see privacy_scanner.h for the contract.
@@ -21,8 +22,16 @@ bool is_ascii(std::string_view s);
 // Buffers reused across calls on one thread, so a warm scan of ASCII text allocates nothing
 // beyond its findings.
 struct Scratch {
+  // One entry wherever the folded text's offsets part from the original's: from folded offset
+  // `folded` on, folded byte p is original byte `original + (p - folded)`. Folding is the
+  // identity almost everywhere (CJK prose folds only its full-width punctuation), so a per-byte
+  // map would cost four bytes written per byte read for nothing.
+  struct Shift {
+    uint32_t folded;
+    uint32_t original;
+  };
   std::string folded;
-  std::vector<uint32_t> origin;  // origin[k]: original offset of the character behind byte k
+  std::vector<Shift> shifts;
 
   // One 200,000-character prompt must not pin megabytes to a worker thread for good.
   void trim();
@@ -44,10 +53,12 @@ class FoldedText {
 
  private:
   size_t fold_into(Scratch& scratch) const;
+  size_t original_offset(size_t folded) const;
 
   std::string_view original_;
   std::string_view text_;
-  const uint32_t* origin_ = nullptr;  // null: the text is the original
+  const Scratch::Shift* shifts_ = nullptr;  // null: the text is the original
+  size_t shift_count_ = 0;
 };
 
 }  // namespace tandem::routing::privacy_detail
