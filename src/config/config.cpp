@@ -229,6 +229,11 @@ void parse_server(Section s, ServerConfig& out) {
   s.get<size_t>("max_connections", out.max_connections, 1, 1u << 20);
   parse_auth(s.section("auth"), out.auth);
   parse_limits(s.section("limits"), out.limits);
+  Section responses = s.section("responses");
+  responses.get("store", out.responses.store);
+  responses.get<uint64_t>("max_stored", out.responses.max_stored, 1, uint64_t{1} << 32);
+  responses.get<uint32_t>("ttl_hours", out.responses.ttl_hours, 1, 24 * 3650);
+  responses.finish();
   const YAML::Node keys = s.child("api_keys");
   if (keys && !keys.IsNull()) {
     if (!keys.IsSequence()) {

@@ -37,6 +37,16 @@ struct RequestLimits {
   uint32_t max_streams_per_key = 1024;
 };
 
+// POST /v1/responses keeps each response (its conversation and the Response object) in the
+// routing database, for previous_response_id and GET /v1/responses/{id}: bounded and expiring.
+// A request that asks `store: false`, and one in which the privacy scan found private data, is
+// never kept (docs/GATEWAY.md#the-responses-api).
+struct ResponsesConfig {
+  bool store = true;            // the default for requests that do not say
+  uint64_t max_stored = 10000;  // the oldest are deleted beyond this
+  uint32_t ttl_hours = 720;     // 30 days, as OpenAI keeps them
+};
+
 // Which paths answer without a key, when keys are configured.
 struct AuthPolicy {
   // Exact paths, or prefixes ending in '*'. The dashboard's files hold no data (every number
@@ -61,6 +71,7 @@ struct ServerConfig {
   std::vector<ClientKey> api_keys;       // empty: no authentication
   AuthPolicy auth;
   RequestLimits limits;
+  ResponsesConfig responses;
 };
 
 // Whether `path` is served without a key under `policy` (exact match or a '*' prefix).

@@ -19,9 +19,13 @@
 #include "server/in_flight.h"
 #include "server/operations_api.h"
 #include "server/responses.h"
+#include "server/responses_api.h"
+#include "server/responses_sinks.h"
 #include "server/shadow_api.h"
+#include "server/sse_writer.h"
 #include "server/status_api.h"
 #include "server/tandem_api.h"
+#include "store/response_store.h"
 
 namespace tandem::server {
 
@@ -48,13 +52,16 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
 
   const config::OperationsConfig& operations;
   StreamLimiter streams;
-  std::atomic<size_t> connections{0};  // client connections open now
+  std::atomic<size_t> connections{0};   // client connections open now
+  store::ResponseStore response_store;  // POST /v1/responses, in the routing database
 
   explicit State(std::shared_ptr<Gateway> g)
       : gateway(std::move(g)),
         server(gateway->config().server),
         operations(gateway->config().operations),
-        streams(server.limits.max_streams_per_key) {}
+        streams(server.limits.max_streams_per_key),
+        response_store(gateway->database(), server.responses.max_stored,
+                       std::chrono::hours(server.responses.ttl_hours)) {}
 
   net::awaitable<void> accept_loop();
   net::awaitable<void> session(net::tcp::socket socket);
@@ -64,6 +71,30 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
                                                    const http::request<http::string_body>& req,
                                                    const std::string& path, Caller caller,
                                                    bool keep_alive, boost::system::error_code& ec);
+  // The rest of a chat, completions or Responses request once its body is a chat request:
+  // limits, routing hints, the stream slot, then the gateway's answer through the API's sink.
+  net::awaitable<std::optional<Response>> answer(beast::tcp_stream& stream,
+                                                 const http::request<http::string_body>& req,
+                                                 CompletionRequest request, Caller caller,
+                                                 bool keep_alive, boost::system::error_code& ec,
+                                                 const ResponsesRequest* responses);
+  // POST /v1/responses: the previous response's conversation, then answer() (responses_api.h).
+  net::awaitable<std::optional<Response>> respond(beast::tcp_stream& stream,
+                                                  const http::request<http::string_body>& req,
+                                                  Caller caller, bool keep_alive,
+                                                  boost::system::error_code& ec);
+  net::awaitable<std::optional<Response>> answer_responses(beast::tcp_stream& stream,
+                                                           CompletionRequest request,
+                                                           RequestContext context,
+                                                           const ResponsesRequest& responses,
+                                                           CancelSignal& cancel, bool keep_alive,
+                                                           boost::system::error_code& ec);
+  // GET and DELETE /v1/responses/{id}.
+  net::awaitable<Response> stored_response(http::verb method, const std::string& id,
+                                           bool keep_alive);
+  // Keeps a finished response when the request and the routing allow (never on an I/O thread).
+  net::awaitable<void> keep_response(const ResponsesRequest& request,
+                                     const FinishedResponse& finished);
   // Everything after authentication: the endpoint's answer, or nullopt when it streamed.
   net::awaitable<std::optional<Response>> dispatch(beast::tcp_stream& stream,
                                                    const http::request<http::string_body>& req,
@@ -180,37 +211,23 @@ json health_body(const Gateway& gateway, bool shutting_down, bool detailed) {
             {"reachable", !gateway.store_outage().has_value()}}}};
 }
 
-// Writes a streaming response as server-sent events over chunked encoding.
+// Writes a chat or completions stream as server-sent events.
 class StreamingSink final : public ResponseSink {
  public:
   StreamingSink(beast::tcp_stream& stream, ApiKind kind, ResponseIds ids, bool include_usage,
                 bool keep_alive)
-      : stream_(stream),
+      : writer_(stream, keep_alive),
         kind_(kind),
         ids_(std::move(ids)),
-        include_usage_(include_usage),
-        keep_alive_(keep_alive) {}
+        include_usage_(include_usage) {}
 
-  bool began() const { return began_; }
-  bool broken() const { return broken_; }
+  bool began() const { return writer_.began(); }
+  bool broken() const { return writer_.broken(); }
   bool ended() const { return ended_; }
 
   net::awaitable<bool> begin(const DecisionRecord& record) override {
-    http::response<http::empty_body> res{http::status::ok, 11};
-    res.set(http::field::content_type, "text/event-stream");
-    res.set(http::field::cache_control, "no-cache");
-    res.set(http::field::server, "tandem");
-    res.set("X-Tandem-Tier", record.tier);
-    res.keep_alive(keep_alive_);
-    res.chunked(true);
-    http::response_serializer<http::empty_body> serializer{res};
-    boost::system::error_code ec;
-    stream_.expires_after(std::chrono::seconds(30));
-    co_await http::async_write_header(stream_, serializer,
-                                      asio::redirect_error(net::use_awaitable, ec));
-    began_ = true;
-    broken_ = static_cast<bool>(ec);
-    co_return !broken_;
+    const bool written = co_await writer_.headers(record.tier);
+    co_return written;
   }
 
   net::awaitable<bool> piece(const Piece& piece) override {
@@ -226,7 +243,8 @@ class StreamingSink final : public ResponseSink {
     chunk.erase("usage");
     chunk["tandem"] = {{"revision", revision.to_json()}};
     const std::string payload = "event: tandem.revision\n" + net::sse_event(dump(chunk));
-    const bool written = co_await write_raw(payload);
+    first_ = false;
+    const bool written = co_await writer_.write(payload);
     co_return written;
   }
 
@@ -246,7 +264,7 @@ class StreamingSink final : public ResponseSink {
     last["tandem"] = record.to_json();
     const std::string payload = dump(last);
     if (co_await write_event(payload)) {
-      co_await end();
+      co_await writer_.end(/*done_marker=*/true);
     }
   }
 
@@ -255,7 +273,7 @@ class StreamingSink final : public ResponseSink {
       co_return;
     }
     ended_ = true;
-    if (!began_) {
+    if (!writer_.began()) {
       failed_before_start_ = error;
       record_ = record;
       co_return;
@@ -264,7 +282,7 @@ class StreamingSink final : public ResponseSink {
     body["tandem"] = record.to_json();
     const std::string payload = dump(body);
     if (co_await write_event(payload)) {
-      co_await end();
+      co_await writer_.end(/*done_marker=*/true);
     }
   }
 
@@ -275,44 +293,16 @@ class StreamingSink final : public ResponseSink {
 
  private:
   net::awaitable<bool> write_event(const std::string& payload) {
-    const std::string event = net::sse_event(payload);
-    const bool written = co_await write_raw(event);
+    first_ = false;
+    const bool written = co_await writer_.write(net::sse_event(payload));
     co_return written;
   }
 
-  net::awaitable<bool> write_raw(const std::string& event) {
-    if (broken_) {
-      co_return false;
-    }
-    first_ = false;
-    boost::system::error_code ec;
-    stream_.expires_after(std::chrono::seconds(30));  // a reader that stalls is dropped
-    const auto chunk = http::make_chunk(asio::buffer(event));
-    co_await asio::async_write(stream_, chunk, asio::redirect_error(net::use_awaitable, ec));
-    broken_ = static_cast<bool>(ec);
-    co_return !broken_;
-  }
-
-  net::awaitable<void> end() {
-    static const std::string kDone = net::sse_event("[DONE]");
-    boost::system::error_code ec;
-    const auto done_chunk = http::make_chunk(asio::buffer(kDone));
-    co_await asio::async_write(stream_, done_chunk, asio::redirect_error(net::use_awaitable, ec));
-    if (!ec) {
-      const auto last_chunk = http::make_chunk_last();
-      co_await asio::async_write(stream_, last_chunk, asio::redirect_error(net::use_awaitable, ec));
-    }
-    broken_ = broken_ || static_cast<bool>(ec);
-  }
-
-  beast::tcp_stream& stream_;
+  SseWriter writer_;
   ApiKind kind_;
   ResponseIds ids_;
   bool include_usage_;
-  bool keep_alive_;
-  bool began_ = false;
   bool first_ = true;
-  bool broken_ = false;
   bool ended_ = false;  // finish() or fail() ran: nothing more is written
   std::optional<ApiError> failed_before_start_;
   DecisionRecord record_;
@@ -442,7 +432,15 @@ net::awaitable<std::optional<Response>> HttpServer::State::complete(
   if (auto* error = std::get_if<ApiError>(&parsed)) {
     co_return error_response(*error, keep_alive);
   }
-  CompletionRequest request = std::move(std::get<CompletionRequest>(parsed));
+  auto answered = co_await answer(stream, req, std::move(std::get<CompletionRequest>(parsed)),
+                                  caller, keep_alive, ec, nullptr);
+  co_return answered;
+}
+
+net::awaitable<std::optional<Response>> HttpServer::State::answer(
+    beast::tcp_stream& stream, const http::request<http::string_body>& req,
+    CompletionRequest request, Caller caller, bool keep_alive, boost::system::error_code& ec,
+    const ResponsesRequest* responses) {
   if (auto denied = refuse_model(caller, request.model)) {
     co_return error_response(*denied, keep_alive);
   }
@@ -481,6 +479,12 @@ net::awaitable<std::optional<Response>> HttpServer::State::complete(
   const RequestWatch watch(stream, cancel, executor,
                            std::chrono::milliseconds(server.request_timeout_ms));
 
+  if (responses != nullptr) {
+    auto answered = co_await answer_responses(stream, std::move(request), std::move(context),
+                                              *responses, cancel, keep_alive, ec);
+    co_return answered;
+  }
+  const ApiKind kind = request.kind;
   std::optional<Response> res;
   const ResponseIds ids = new_response_ids(kind, request.model);
   context.request_id = ids.id;
@@ -523,6 +527,162 @@ net::awaitable<std::optional<Response>> HttpServer::State::complete(
                                    : sink.response(keep_alive);
   }
   co_return res;
+}
+
+// A stored response that cannot be read (or kept) is the store's failure, not the client's.
+ApiError response_store_error(const Error& error) {
+  ApiError api = api_error_from(make_error(ErrorCode::kBusy, "response store: " + error.message));
+  api.code = "store_unavailable";
+  return api;
+}
+
+ApiError response_not_found(const std::string& id, const std::string& param) {
+  ApiError error = invalid_request(
+      "response '" + id +
+          "' was not found: it expired or was deleted, was not stored (store: false, or the "
+          "routing kept it on the device because it holds private data), or another gateway "
+          "answered it; send the conversation's items instead",
+      param, "response_not_found");
+  error.status = 404;
+  return error;
+}
+
+net::awaitable<std::optional<Response>> HttpServer::State::respond(
+    beast::tcp_stream& stream, const http::request<http::string_body>& req, Caller caller,
+    bool keep_alive, boost::system::error_code& ec) {
+  auto parsed = parse_responses_request(req.body(), server.responses.store);
+  if (auto* error = std::get_if<ApiError>(&parsed)) {
+    co_return error_response(*error, keep_alive);
+  }
+  ResponsesRequest responses = std::move(std::get<ResponsesRequest>(parsed));
+  if (!responses.previous_response_id.empty()) {
+    const std::string& id = responses.previous_response_id;
+    auto stored = co_await net::run_on(gateway->store_workers(),
+                                       [&] { return response_store.get(id, unix_ms()); });
+    if (!stored) {
+      co_return error_response(response_store_error(stored.error()), keep_alive);
+    }
+    if (!stored->has_value()) {
+      co_return error_response(response_not_found(id, "previous_response_id"), keep_alive);
+    }
+    json history = json::parse((*stored)->conversation, nullptr, false);
+    if (history.is_array()) {  // written by this gateway: unreadable only if edited by hand
+      responses.history = std::move(history);
+    }
+  }
+  auto chat = parse_completion_request(chat_completions_body(responses), ApiKind::kChat,
+                                       static_cast<int>(gateway->config().edge.default_max_tokens));
+  if (auto* error = std::get_if<ApiError>(&chat)) {
+    co_return error_response(*error, keep_alive);
+  }
+  auto answered = co_await answer(stream, req, std::move(std::get<CompletionRequest>(chat)), caller,
+                                  keep_alive, ec, &responses);
+  co_return answered;
+}
+
+net::awaitable<std::optional<Response>> HttpServer::State::answer_responses(
+    beast::tcp_stream& stream, CompletionRequest request, RequestContext context,
+    const ResponsesRequest& responses, CancelSignal& cancel, bool keep_alive,
+    boost::system::error_code& ec) {
+  const ResponseHead head = new_response_head(responses.model);
+  context.request_id = head.id;
+  std::exception_ptr failure;
+  std::optional<Response> res;
+  std::optional<FinishedResponse> finished;
+  if (request.stream) {
+    ResponsesStreamSink sink(stream, keep_alive, head, responses);
+    try {
+      co_await gateway->execute(std::move(request), std::move(context), sink, cancel);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    if (failure && sink.began()) {
+      ec = asio::error::broken_pipe;  // the stream ends with response.failed; not reused
+      DecisionRecord record;
+      record.request_id = head.id;
+      co_await sink.fail(request_failed(failure, head.id), record);
+    } else if (failure) {
+      res = error_response(request_failed(failure, head.id), false);
+    } else if (sink.failed_before_start()) {
+      res = error_response(*sink.failed_before_start(), keep_alive);
+      json body = error_body(*sink.failed_before_start());
+      body["tandem"] = sink.record().to_json();
+      res->body() = dump(body);
+      res->prepare_payload();
+    } else if (sink.broken()) {
+      ec = asio::error::broken_pipe;
+    }
+    finished = sink.finished();
+  } else {
+    ResponsesBufferedSink sink(head, responses);
+    try {
+      co_await gateway->execute(std::move(request), std::move(context), sink, cancel);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    if (failure && !sink.ended()) {
+      res = error_response(request_failed(failure, head.id), keep_alive);
+    } else if (sink.error()) {
+      res = error_response(*sink.error(), keep_alive);
+      json body = error_body(*sink.error());
+      body["tandem"] = sink.error_record();
+      res->body() = dump(body);
+      res->prepare_payload();
+    } else if (sink.finished()) {
+      res = json_response(200, sink.finished()->response, keep_alive);
+      res->set("X-Tandem-Tier", sink.tier());
+    }
+    finished = sink.finished();
+  }
+  if (finished) {
+    co_await keep_response(responses, *finished);
+  }
+  co_return res;
+}
+
+net::awaitable<void> HttpServer::State::keep_response(const ResponsesRequest& request,
+                                                      const FinishedResponse& finished) {
+  if (!request.store || finished.private_data) {
+    co_return;
+  }
+  store::StoredResponse stored;
+  stored.id = finished.response["id"].get<std::string>();
+  json response = finished.response;
+  response.erase("tandem");  // the routing record belongs to the request that was answered
+  stored.response = dump(response);
+  stored.conversation = dump(conversation_after(request, finished.answer));
+  const Status kept = co_await net::run_on(gateway->store_workers(),
+                                           [&] { return response_store.put(stored, unix_ms()); });
+  if (!kept) {
+    log_event(LogLevel::kWarn, "server", "response_not_stored",
+              {{"response_id", stored.id}, {"message", kept.error().message}});
+  }
+}
+
+net::awaitable<Response> HttpServer::State::stored_response(http::verb method,
+                                                            const std::string& id,
+                                                            bool keep_alive) {
+  if (method == http::verb::delete_) {
+    auto removed =
+        co_await net::run_on(gateway->store_workers(), [&] { return response_store.remove(id); });
+    if (!removed) {
+      co_return error_response(response_store_error(removed.error()), keep_alive);
+    }
+    if (!*removed) {
+      co_return error_response(response_not_found(id, "id"), keep_alive);
+    }
+    co_return json_response(200, {{"id", id}, {"object", "response"}, {"deleted", true}},
+                            keep_alive);
+  }
+  auto stored = co_await net::run_on(gateway->store_workers(),
+                                     [&] { return response_store.get(id, unix_ms()); });
+  if (!stored) {
+    co_return error_response(response_store_error(stored.error()), keep_alive);
+  }
+  if (!stored->has_value()) {
+    co_return error_response(response_not_found(id, "id"), keep_alive);
+  }
+  co_return json_response(200, json::parse((*stored)->response, nullptr, false), keep_alive);
 }
 
 ApiResponse HttpServer::State::tandem_endpoint(const http::request<http::string_body>& req,
@@ -664,6 +824,17 @@ net::awaitable<std::optional<Response>> HttpServer::State::dispatch(
     auto answered = co_await complete(stream, req, path, caller, keep_alive, ec);
     co_return answered;
   }
+  if (path == "/v1/responses" && post) {
+    auto answered = co_await respond(stream, req, caller, keep_alive, ec);
+    co_return answered;
+  }
+  constexpr std::string_view kResponses = "/v1/responses/";
+  if (path.rfind(kResponses, 0) == 0 && path.size() > kResponses.size() &&
+      (get || req.method() == http::verb::delete_)) {
+    auto stored =
+        co_await stored_response(req.method(), path.substr(kResponses.size()), keep_alive);
+    co_return stored;
+  }
   if (const auto file = dashboard_file(path); file && operations.dashboard && get) {
     co_return static_response(*file, keep_alive);
   }
@@ -699,7 +870,8 @@ net::awaitable<std::optional<Response>> HttpServer::State::dispatch(
     co_return json_response(answer.status, answer.body, keep_alive);
   }
   const bool known = path == "/health" || path == "/v1/models" || path == "/v1/chat/completions" ||
-                     path == "/v1/completions" || path == "/v1/embeddings";
+                     path == "/v1/completions" || path == "/v1/embeddings" ||
+                     path.rfind("/v1/responses", 0) == 0;
   ApiError error;
   error.status = known ? 405 : 404;
   error.type = "invalid_request_error";

@@ -156,6 +156,17 @@ ALTER TABLE traces ADD COLUMN edge_sha256 TEXT NOT NULL DEFAULT '';
 ALTER TABLE traces ADD COLUMN cloud_upstream TEXT NOT NULL DEFAULT '';
 ALTER TABLE traces ADD COLUMN ttft_ms REAL NOT NULL DEFAULT 0;
 )sql",
+    // 4 -> 5: responses of POST /v1/responses, kept for previous_response_id.
+    R"sql(
+CREATE TABLE stored_responses (
+  seq INTEGER PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  expires_ms INTEGER NOT NULL,
+  response TEXT NOT NULL,     -- the Response object, JSON
+  conversation TEXT NOT NULL  -- the chat messages the next turn continues, JSON
+);
+CREATE INDEX stored_responses_by_expiry ON stored_responses (expires_ms);
+)sql",
 };
 
 ErrorCode code_for(int rc) {

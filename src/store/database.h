@@ -124,8 +124,8 @@ class Database {
  public:
   // The schema this binary writes (PRAGMA user_version). Version 1: review_tickets and
   // consistency_routes; 2: traces; 3: shadow_samples and shadow_traffic; 4: cloud_audit, and
-  // model identities and time to first token on traces.
-  static constexpr int kSchemaVersion = 4;
+  // model identities and time to first token on traces; 5: stored_responses.
+  static constexpr int kSchemaVersion = 5;
 
   // Opens (creating if needed) the SQLite file at `path`; ":memory:" gives a private
   // in-memory database for tests. Enables WAL, synchronous=NORMAL, foreign keys and a 5 s

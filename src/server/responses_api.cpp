@@ -1,0 +1,650 @@
+#include "server/responses_api.h"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <utility>
+
+namespace tandem::server {
+
+using json = nlohmann::json;
+
+namespace {
+
+// Thrown inside parsing only, caught by parse_responses_request.
+struct BadField {
+  std::string param;
+  std::string message;
+};
+
+[[noreturn]] void fail(std::string param, std::string message) {
+  throw BadField{std::move(param), std::move(message)};
+}
+
+// Fields a client may send that change nothing here: accepted and not forwarded.
+constexpr std::array<std::string_view, 9> kAcceptedIgnored = {
+    "include",           "truncation",     "service_tier",   "reasoning",   "prompt_cache_key",
+    "safety_identifier", "stream_options", "max_tool_calls", "top_logprobs"};
+
+constexpr std::array<std::string_view, 15> kKnown = {"model",
+                                                     "input",
+                                                     "instructions",
+                                                     "tools",
+                                                     "tool_choice",
+                                                     "text",
+                                                     "max_output_tokens",
+                                                     "temperature",
+                                                     "top_p",
+                                                     "stream",
+                                                     "store",
+                                                     "previous_response_id",
+                                                     "parallel_tool_calls",
+                                                     "metadata",
+                                                     "user"};
+
+bool contains(const auto& list, std::string_view name) {
+  return std::find(list.begin(), list.end(), name) != list.end();
+}
+
+std::string text_of_parts(const json& content, const std::string& param) {
+  if (content.is_string()) {
+    return content.get<std::string>();
+  }
+  if (!content.is_array()) {
+    fail(param, "must be a string or an array of text parts");
+  }
+  std::string text;
+  for (size_t i = 0; i < content.size(); ++i) {
+    const json& part = content[i];
+    const std::string where = param + "[" + std::to_string(i) + "]";
+    const std::string type = part.is_object() ? part.value("type", "") : "";
+    if ((type != "input_text" && type != "output_text" && type != "text") ||
+        !part.contains("text") || !part["text"].is_string()) {
+      fail(where, "must be a text part ({\"type\": \"input_text\", \"text\": ...})");
+    }
+    text += part["text"].get<std::string>();
+  }
+  return text;
+}
+
+// A message item's content in chat form: a string, or parts (text and images).
+json message_content(const json& content, const std::string& param) {
+  if (content.is_string()) {
+    return content;
+  }
+  if (!content.is_array()) {
+    fail(param, "must be a string or an array of content parts");
+  }
+  json parts = json::array();
+  for (size_t i = 0; i < content.size(); ++i) {
+    const json& part = content[i];
+    const std::string where = param + "[" + std::to_string(i) + "]";
+    const std::string type = part.is_object() ? part.value("type", "") : "";
+    if ((type == "input_text" || type == "output_text" || type == "text") &&
+        part.contains("text") && part["text"].is_string()) {
+      parts.push_back({{"type", "text"}, {"text", part["text"]}});
+    } else if (type == "refusal" && part.contains("refusal") && part["refusal"].is_string()) {
+      parts.push_back({{"type", "text"}, {"text", part["refusal"]}});
+    } else if (type == "input_image" && part.contains("image_url") &&
+               part["image_url"].is_string()) {
+      json image = {{"url", part["image_url"]}};
+      if (part.contains("detail") && part["detail"].is_string()) {
+        image["detail"] = part["detail"];
+      }
+      parts.push_back({{"type", "image_url"}, {"image_url", std::move(image)}});
+    } else {
+      fail(where, "must be an input_text, output_text or input_image part with an image_url; '" +
+                      type + "' parts (files, image file_ids, audio) are not supported");
+    }
+  }
+  return parts;
+}
+
+void add_message_item(const json& item, const std::string& where, json& messages) {
+  const std::string role = item["role"].is_string() ? item["role"].get<std::string>() : "";
+  if (role != "user" && role != "assistant" && role != "system" && role != "developer") {
+    fail(where + ".role", "must be user, assistant, system or developer");
+  }
+  if (!item.contains("content")) {
+    fail(where + ".content", "is required");
+  }
+  json content = message_content(item["content"], where + ".content");
+  if (role == "assistant" && content.is_array()) {
+    content = text_of_parts(item["content"], where + ".content");  // an answer is text
+  }
+  messages.push_back({{"role", role == "developer" ? "system" : role}, {"content", content}});
+}
+
+const std::string& string_member(const json& item, const char* name, const std::string& where) {
+  if (!item.contains(name) || !item[name].is_string()) {
+    fail(where + "." + name, "must be a string");
+  }
+  return item[name].get_ref<const std::string&>();
+}
+
+// Consecutive function calls are one assistant message with several tool_calls.
+void add_function_call(const json& item, const std::string& where, json& messages) {
+  json call = {{"id", string_member(item, "call_id", where)},
+               {"type", "function"},
+               {"function",
+                {{"name", string_member(item, "name", where)},
+                 {"arguments", string_member(item, "arguments", where)}}}};
+  if (!messages.empty() && messages.back()["role"] == "assistant" &&
+      messages.back().contains("tool_calls")) {
+    messages.back()["tool_calls"].push_back(std::move(call));
+    return;
+  }
+  messages.push_back(
+      {{"role", "assistant"}, {"content", nullptr}, {"tool_calls", json::array({call})}});
+}
+
+void add_function_output(const json& item, const std::string& where, json& messages) {
+  if (!item.contains("output")) {
+    fail(where + ".output", "is required");
+  }
+  messages.push_back({{"role", "tool"},
+                      {"tool_call_id", string_member(item, "call_id", where)},
+                      {"content", text_of_parts(item["output"], where + ".output")}});
+}
+
+json input_messages(const json& input) {
+  json messages = json::array();
+  if (input.is_string()) {
+    messages.push_back({{"role", "user"}, {"content", input}});
+    return messages;
+  }
+  if (!input.is_array()) {
+    fail("input", "must be a string or an array of input items");
+  }
+  for (size_t i = 0; i < input.size(); ++i) {
+    const json& item = input[i];
+    const std::string where = "input[" + std::to_string(i) + "]";
+    if (!item.is_object()) {
+      fail(where, "must be an object");
+    }
+    const std::string type = item.value("type", item.contains("role") ? "message" : "");
+    if (type == "message") {
+      add_message_item(item, where, messages);
+    } else if (type == "function_call") {
+      add_function_call(item, where, messages);
+    } else if (type == "function_call_output") {
+      add_function_output(item, where, messages);
+    } else if (type == "reasoning") {
+      continue;  // a previous answer's reasoning: nothing a model needs again
+    } else {
+      fail(where + ".type", "'" + type +
+                                "' items are not supported (message, function_call, "
+                                "function_call_output and reasoning are); send the items "
+                                "themselves or use previous_response_id");
+    }
+  }
+  return messages;
+}
+
+json chat_tools(const json& tools) {
+  if (!tools.is_array()) {
+    fail("tools", "must be an array");
+  }
+  json out = json::array();
+  for (size_t i = 0; i < tools.size(); ++i) {
+    const json& tool = tools[i];
+    const std::string where = "tools[" + std::to_string(i) + "]";
+    const std::string type = tool.is_object() ? tool.value("type", "") : "";
+    if (type != "function") {
+      fail(where + ".type", "'" + type + "' tools are not supported: Tandem runs function tools");
+    }
+    json function = {{"name", string_member(tool, "name", where)}};
+    for (const char* field : {"description", "parameters", "strict"}) {
+      if (tool.contains(field) && !tool[field].is_null()) {
+        function[field] = tool[field];
+      }
+    }
+    out.push_back({{"type", "function"}, {"function", std::move(function)}});
+  }
+  return out;
+}
+
+json chat_tool_choice(const json& choice) {
+  if (choice.is_string()) {
+    return choice;  // auto, none, required: the chat parser checks the value
+  }
+  if (choice.is_object() && choice.value("type", "") == "function" && choice.contains("name") &&
+      choice["name"].is_string()) {
+    return {{"type", "function"}, {"function", {{"name", choice["name"]}}}};
+  }
+  fail("tool_choice", "must be auto, none, required or {\"type\": \"function\", \"name\": ...}");
+}
+
+// text.format as a chat response_format; null for plain text.
+json chat_response_format(const json& text) {
+  if (!text.is_object()) {
+    fail("text", "must be an object");
+  }
+  if (!text.contains("format") || text["format"].is_null()) {
+    return nullptr;
+  }
+  const json& format = text["format"];
+  const std::string type = format.is_object() ? format.value("type", "") : "";
+  if (type == "text") {
+    return nullptr;
+  }
+  if (type == "json_object") {
+    return {{"type", "json_object"}};
+  }
+  if (type != "json_schema") {
+    fail("text.format.type", "must be text, json_object or json_schema");
+  }
+  if (!format.contains("schema") || !format["schema"].is_object()) {
+    fail("text.format.schema", "must be a JSON schema object");
+  }
+  json schema = {{"name", format.value("name", "response")}, {"schema", format["schema"]}};
+  for (const char* field : {"strict", "description"}) {
+    if (format.contains(field) && !format[field].is_null()) {
+      schema[field] = format[field];
+    }
+  }
+  return {{"type", "json_schema"}, {"json_schema", std::move(schema)}};
+}
+
+void check_fields(const json& body) {
+  for (const auto& [name, value] : body.items()) {
+    if (!contains(kKnown, name) && !contains(kAcceptedIgnored, name)) {
+      fail(name, "unknown parameter '" + name + "'");
+    }
+  }
+  for (const char* unsupported : {"background", "conversation", "prompt"}) {
+    if (body.contains(unsupported) && !body[unsupported].is_null() && body[unsupported] != false) {
+      fail(unsupported, std::string("'") + unsupported + "' is not supported");
+    }
+  }
+}
+
+ResponsesRequest parse_checked(const json& body, bool default_store) {
+  check_fields(body);
+  ResponsesRequest r;
+  r.model = string_member(body, "model", "body");
+  if (!body.contains("input")) {
+    fail("input", "is required");
+  }
+  r.input = input_messages(body["input"]);
+  json& chat = r.chat_fields;
+  json& echo = r.echo;
+  if (body.contains("instructions") && !body["instructions"].is_null()) {
+    r.instructions = string_member(body, "instructions", "body");
+  }
+  echo["instructions"] = r.instructions.empty() ? json(nullptr) : json(r.instructions);
+  echo["tools"] = json::array();
+  if (body.contains("tools") && !body["tools"].is_null()) {
+    chat["tools"] = chat_tools(body["tools"]);
+    echo["tools"] = body["tools"];
+  }
+  echo["tool_choice"] = "auto";
+  if (body.contains("tool_choice") && !body["tool_choice"].is_null()) {
+    chat["tool_choice"] = chat_tool_choice(body["tool_choice"]);
+    echo["tool_choice"] = body["tool_choice"];
+  }
+  echo["text"] = {{"format", {{"type", "text"}}}};
+  if (body.contains("text") && !body["text"].is_null()) {
+    if (json format = chat_response_format(body["text"]); !format.is_null()) {
+      chat["response_format"] = std::move(format);
+      echo["text"] = {{"format", body["text"]["format"]}};
+    }
+  }
+  echo["max_output_tokens"] = nullptr;
+  if (body.contains("max_output_tokens") && !body["max_output_tokens"].is_null()) {
+    const json& max = body["max_output_tokens"];
+    if (!max.is_number_integer() || max.get<int64_t>() < 1) {
+      fail("max_output_tokens", "must be a positive integer");
+    }
+    chat["max_tokens"] = max;
+    echo["max_output_tokens"] = max;
+  }
+  for (const char* field : {"temperature", "top_p", "parallel_tool_calls", "user"}) {
+    if (body.contains(field) && !body[field].is_null()) {
+      chat[field] = body[field];  // the chat parser checks them
+    }
+    echo[field] = body.contains(field) ? body[field] : json(nullptr);
+  }
+  if (echo["parallel_tool_calls"].is_null()) {
+    echo["parallel_tool_calls"] = true;
+  }
+  r.stream = body.contains("stream") && body["stream"].is_boolean() && body["stream"].get<bool>();
+  if (body.contains("stream") && !body["stream"].is_boolean() && !body["stream"].is_null()) {
+    fail("stream", "must be true or false");
+  }
+  r.store = default_store;
+  if (body.contains("store") && !body["store"].is_null()) {
+    if (!body["store"].is_boolean()) {
+      fail("store", "must be true or false");
+    }
+    r.store = body["store"].get<bool>();
+  }
+  if (body.contains("previous_response_id") && !body["previous_response_id"].is_null()) {
+    r.previous_response_id = string_member(body, "previous_response_id", "body");
+  }
+  echo["previous_response_id"] =
+      r.previous_response_id.empty() ? json(nullptr) : json(r.previous_response_id);
+  echo["metadata"] = json::object();
+  if (body.contains("metadata") && !body["metadata"].is_null()) {
+    if (!body["metadata"].is_object()) {
+      fail("metadata", "must be an object of strings");
+    }
+    echo["metadata"] = body["metadata"];
+  }
+  echo["truncation"] = "disabled";
+  return r;
+}
+
+json usage_json(const TierUsage& usage) {
+  return {{"input_tokens", usage.prompt_tokens},
+          {"input_tokens_details", {{"cached_tokens", usage.cached_prompt_tokens}}},
+          {"output_tokens", usage.completion_tokens},
+          {"output_tokens_details", {{"reasoning_tokens", 0}}},
+          {"total_tokens", usage.prompt_tokens + usage.completion_tokens}};
+}
+
+// "resp_abc" -> "abc": item ids share their response's random part.
+std::string id_suffix(const ResponseHead& head) {
+  const size_t underscore = head.id.find('_');
+  return underscore == std::string::npos ? head.id : head.id.substr(underscore + 1);
+}
+
+std::string message_id(const ResponseHead& head) {
+  return "msg_" + id_suffix(head);
+}
+
+std::string call_item_id(const ResponseHead& head, size_t index) {
+  return "fc_" + id_suffix(head) + "_" + std::to_string(index);
+}
+
+json message_item(const ResponseHead& head, const std::string& text, const char* status) {
+  json content = json::array();
+  if (status != std::string_view("in_progress")) {
+    content.push_back({{"type", "output_text"},
+                       {"text", text},
+                       {"annotations", json::array()},
+                       {"logprobs", json::array()}});
+  }
+  return {{"type", "message"},
+          {"id", message_id(head)},
+          {"status", status},
+          {"role", "assistant"},
+          {"content", std::move(content)}};
+}
+
+json call_item(const ResponseHead& head, const ToolCallDelta& call, const char* status) {
+  return {{"type", "function_call"}, {"id", call_item_id(head, call.index)}, {"call_id", call.id},
+          {"name", call.name},       {"arguments", call.arguments},          {"status", status}};
+}
+
+}  // namespace
+
+std::variant<ResponsesRequest, ApiError> parse_responses_request(std::string_view body,
+                                                                 bool default_store) {
+  const json parsed = json::parse(body, nullptr, false);
+  if (parsed.is_discarded() || !parsed.is_object()) {
+    return invalid_request("the request body must be a JSON object");
+  }
+  try {
+    return parse_checked(parsed, default_store);
+  } catch (const BadField& bad) {
+    return invalid_request(bad.param + ": " + bad.message, bad.param);
+  } catch (const json::exception& e) {
+    return invalid_request(std::string("the request body has the wrong shape: ") + e.what());
+  }
+}
+
+std::string chat_completions_body(const ResponsesRequest& request) {
+  json body = request.chat_fields;
+  body["model"] = request.model;
+  json messages = json::array();
+  if (!request.instructions.empty()) {
+    messages.push_back({{"role", "system"}, {"content", request.instructions}});
+  }
+  for (const json& m : request.history) {
+    messages.push_back(m);
+  }
+  for (const json& m : request.input) {
+    messages.push_back(m);
+  }
+  body["messages"] = std::move(messages);
+  if (request.stream) {
+    body["stream"] = true;
+    body["stream_options"] = {{"include_usage", true}};
+  }
+  return dump(body);
+}
+
+ResponseHead new_response_head(const std::string& model) {
+  ResponseHead head;
+  head.id = new_request_id("resp_");
+  head.created_at = std::chrono::duration_cast<std::chrono::seconds>(
+                        std::chrono::system_clock::now().time_since_epoch())
+                        .count();
+  head.model = model;
+  return head;
+}
+
+json output_items(const ResponseHead& head, const WholeAnswer& answer) {
+  json items = json::array();
+  if (!answer.text.empty() || answer.tool_calls.empty()) {
+    items.push_back(message_item(head, answer.text, "completed"));
+  }
+  for (const ToolCallDelta& call : answer.tool_calls) {
+    items.push_back(call_item(head, call, "completed"));
+  }
+  return items;
+}
+
+json response_object(const ResponseHead& head, const ResponsesRequest& request, const json& output,
+                     const Outcome* outcome, const DecisionRecord* record, const ApiError* error) {
+  json r = {{"id", head.id},
+            {"object", "response"},
+            {"created_at", head.created_at},
+            {"model", head.model},
+            {"output", output},
+            {"error", nullptr},
+            {"incomplete_details", nullptr},
+            {"usage", nullptr},
+            {"store", request.store}};
+  for (const auto& [name, value] : request.echo.items()) {
+    r[name] = value;
+  }
+  std::string status = "in_progress";
+  if (error != nullptr) {
+    status = "failed";
+    r["error"] = {{"code", error->code.empty() ? error->type : error->code},
+                  {"message", error->message}};
+  } else if (outcome != nullptr) {
+    status = "completed";
+    if (outcome->finish_reason == "length" || outcome->finish_reason == "content_filter") {
+      status = "incomplete";
+      r["incomplete_details"] = {
+          {"reason", outcome->finish_reason == "length" ? "max_output_tokens" : "content_filter"}};
+    }
+    r["usage"] = usage_json(outcome->usage);
+  }
+  r["status"] = status;
+  if (record != nullptr) {
+    r["tandem"] = record->to_json();
+  }
+  return r;
+}
+
+json conversation_after(const ResponsesRequest& request, const WholeAnswer& answer) {
+  json conversation = request.history;
+  for (const json& m : request.input) {
+    conversation.push_back(m);
+  }
+  json reply = {{"role", "assistant"},
+                {"content", answer.text.empty() && !answer.tool_calls.empty() ? json(nullptr)
+                                                                              : json(answer.text)}};
+  if (!answer.tool_calls.empty()) {
+    json calls = json::array();
+    for (const ToolCallDelta& call : answer.tool_calls) {
+      calls.push_back({{"id", call.id},
+                       {"type", "function"},
+                       {"function", {{"name", call.name}, {"arguments", call.arguments}}}});
+    }
+    reply["tool_calls"] = std::move(calls);
+  }
+  conversation.push_back(std::move(reply));
+  return conversation;
+}
+
+// ---------------------------------------------------------------------------------------------
+// ResponsesEvents
+
+ResponsesEvents::ResponsesEvents(ResponseHead head, const ResponsesRequest& request)
+    : head_(std::move(head)), request_(request) {}
+
+json ResponsesEvents::event(const char* type, json fields) {
+  fields["type"] = type;
+  fields["sequence_number"] = sequence_++;
+  return fields;
+}
+
+json ResponsesEvents::item_json(size_t output_index, const char* status) const {
+  const Item& item = items_[output_index];
+  if (item.message) {
+    return message_item(head_, answer_.text, status);
+  }
+  for (const ToolCallDelta& call : answer_.tool_calls) {
+    if (call.index == item.call_index) {
+      return call_item(head_, call, status);
+    }
+  }
+  return call_item(head_, ToolCallDelta{item.call_index, {}, {}, {}}, status);
+}
+
+json ResponsesEvents::output() const {
+  json items = json::array();
+  for (size_t i = 0; i < items_.size(); ++i) {
+    items.push_back(item_json(i, "completed"));
+  }
+  return items;
+}
+
+std::vector<json> ResponsesEvents::begin(const DecisionRecord& record) {
+  json created = response_object(head_, request_, json::array(), nullptr, nullptr, nullptr);
+  created["tandem"] = record.to_json();
+  std::vector<json> events;
+  events.push_back(event("response.created", {{"response", created}}));
+  events.push_back(event("response.in_progress", {{"response", std::move(created)}}));
+  return events;
+}
+
+void ResponsesEvents::open_message(std::vector<json>& events) {
+  message_ = items_.size();
+  items_.push_back(Item{true, 0, false});
+  events.push_back(
+      event("response.output_item.added",
+            {{"output_index", *message_}, {"item", item_json(*message_, "in_progress")}}));
+  events.push_back(event("response.content_part.added", {{"item_id", message_id(head_)},
+                                                         {"output_index", *message_},
+                                                         {"content_index", 0},
+                                                         {"part",
+                                                          {{"type", "output_text"},
+                                                           {"text", ""},
+                                                           {"annotations", json::array()},
+                                                           {"logprobs", json::array()}}}}));
+}
+
+std::vector<json> ResponsesEvents::piece(const Piece& piece) {
+  std::vector<json> events;
+  if (!piece.text.empty()) {
+    if (!message_) {
+      open_message(events);
+    }
+    answer_.text += piece.text;
+    events.push_back(event("response.output_text.delta", {{"item_id", message_id(head_)},
+                                                          {"output_index", *message_},
+                                                          {"content_index", 0},
+                                                          {"delta", piece.text},
+                                                          {"logprobs", json::array()}}));
+  }
+  for (const ToolCallDelta& delta : piece.tool_calls) {
+    size_t output_index = items_.size();
+    for (size_t i = 0; i < items_.size(); ++i) {
+      if (!items_[i].message && items_[i].call_index == delta.index) {
+        output_index = i;
+      }
+    }
+    // The id and name first (a call's first delta has them), so that the added item shows them
+    // with no arguments yet.
+    append_tool_calls(answer_.tool_calls, {ToolCallDelta{delta.index, delta.id, delta.name, {}}});
+    if (output_index == items_.size()) {
+      items_.push_back(Item{false, delta.index, false});
+      events.push_back(event(
+          "response.output_item.added",
+          {{"output_index", output_index}, {"item", item_json(output_index, "in_progress")}}));
+    }
+    if (!delta.arguments.empty()) {
+      append_tool_calls(answer_.tool_calls, {ToolCallDelta{delta.index, {}, {}, delta.arguments}});
+      events.push_back(event("response.function_call_arguments.delta",
+                             {{"item_id", call_item_id(head_, delta.index)},
+                              {"output_index", output_index},
+                              {"delta", delta.arguments}}));
+    }
+  }
+  return events;
+}
+
+std::vector<json> ResponsesEvents::revise(const json& revision) {
+  answer_ = WholeAnswer{};
+  std::vector<json> events;
+  events.push_back(event("tandem.revision", {{"revision", revision}}));
+  return events;
+}
+
+void ResponsesEvents::close_items(std::vector<json>& events) {
+  for (size_t i = 0; i < items_.size(); ++i) {
+    if (items_[i].done) {
+      continue;
+    }
+    items_[i].done = true;
+    json item = item_json(i, "completed");
+    if (items_[i].message) {
+      json part = item["content"][0];
+      events.push_back(event("response.output_text.done", {{"item_id", item["id"]},
+                                                           {"output_index", i},
+                                                           {"content_index", 0},
+                                                           {"text", answer_.text},
+                                                           {"logprobs", json::array()}}));
+      events.push_back(event("response.content_part.done", {{"item_id", item["id"]},
+                                                            {"output_index", i},
+                                                            {"content_index", 0},
+                                                            {"part", std::move(part)}}));
+    } else {
+      events.push_back(
+          event("response.function_call_arguments.done", {{"item_id", item["id"]},
+                                                          {"output_index", i},
+                                                          {"name", item["name"]},
+                                                          {"arguments", item["arguments"]}}));
+    }
+    events.push_back(
+        event("response.output_item.done", {{"output_index", i}, {"item", std::move(item)}}));
+  }
+}
+
+std::vector<json> ResponsesEvents::finish(const Outcome& outcome, const DecisionRecord& record) {
+  std::vector<json> events;
+  if (items_.empty()) {
+    open_message(events);  // an empty answer is still a message, as in the whole response
+  }
+  close_items(events);
+  json response = response_object(head_, request_, output(), &outcome, &record, nullptr);
+  const char* type =
+      response["status"] == "incomplete" ? "response.incomplete" : "response.completed";
+  events.push_back(event(type, {{"response", std::move(response)}}));
+  return events;
+}
+
+std::vector<json> ResponsesEvents::fail(const ApiError& error, const DecisionRecord& record) {
+  std::vector<json> events;
+  json response = response_object(head_, request_, output(), nullptr, &record, &error);
+  events.push_back(event("response.failed", {{"response", std::move(response)}}));
+  return events;
+}
+
+}  // namespace tandem::server
