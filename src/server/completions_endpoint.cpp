@@ -1,0 +1,275 @@
+#include "net/sse.h"
+#include "server/http_state.h"
+#include "server/responses.h"
+#include "server/sse_writer.h"
+
+namespace tandem::server {
+
+using nlohmann::json;
+using upstream::ApiKind;
+namespace asio = net::asio;
+namespace beast = net::beast;
+namespace http = net::http;
+
+namespace {
+
+// Writes a chat or completions stream as server-sent events.
+class StreamingSink final : public ResponseSink {
+ public:
+  StreamingSink(beast::tcp_stream& stream, ApiKind kind, ResponseIds ids, bool include_usage,
+                bool keep_alive)
+      : writer_(stream, keep_alive),
+        kind_(kind),
+        ids_(std::move(ids)),
+        include_usage_(include_usage) {}
+
+  bool began() const { return writer_.began(); }
+  bool broken() const { return writer_.broken(); }
+  bool ended() const { return ended_; }
+
+  net::awaitable<bool> begin(const DecisionRecord& record) override {
+    const bool written = co_await writer_.headers(record.tier);
+    co_return written;
+  }
+
+  net::awaitable<bool> piece(const Piece& piece) override {
+    const std::string payload = dump(content_chunk(kind_, ids_, piece, first_));
+    const bool written = co_await write_event(payload);
+    co_return written;
+  }
+
+  // A named SSE event that OpenAI clients still parse as a chunk (no choices, so nothing is
+  // appended), carrying the revision for clients that watch for it.
+  net::awaitable<bool> revise(const Revision& revision) override {
+    json chunk = usage_chunk(kind_, ids_, TierUsage{});
+    chunk.erase("usage");
+    chunk["tandem"] = {{"revision", revision.to_json()}};
+    const std::string payload = "event: tandem.revision\n" + net::sse_event(dump(chunk));
+    first_ = false;
+    const bool written = co_await writer_.write(payload);
+    co_return written;
+  }
+
+  net::awaitable<void> finish(const Outcome& outcome, const DecisionRecord& record) override {
+    if (ended_) {
+      co_return;
+    }
+    ended_ = true;
+    json last = finish_chunk(kind_, ids_, outcome.finish_reason);
+    if (include_usage_) {
+      const std::string finish = dump(last);
+      if (!co_await write_event(finish)) {
+        co_return;
+      }
+      last = usage_chunk(kind_, ids_, outcome.usage);
+    }
+    last["tandem"] = record.to_json();
+    const std::string payload = dump(last);
+    if (co_await write_event(payload)) {
+      co_await writer_.end(/*done_marker=*/true);
+    }
+  }
+
+  net::awaitable<void> fail(const ApiError& error, const DecisionRecord& record) override {
+    if (ended_) {
+      co_return;
+    }
+    ended_ = true;
+    if (!writer_.began()) {
+      failed_before_start_ = error;
+      record_ = record;
+      co_return;
+    }
+    json body = error_body(error);
+    body["tandem"] = record.to_json();
+    const std::string payload = dump(body);
+    if (co_await write_event(payload)) {
+      co_await writer_.end(/*done_marker=*/true);
+    }
+  }
+
+  // When the request failed before anything was sent, the session answers with a plain
+  // error response instead.
+  const std::optional<ApiError>& failed_before_start() const { return failed_before_start_; }
+  const DecisionRecord& record() const { return record_; }
+
+ private:
+  net::awaitable<bool> write_event(const std::string& payload) {
+    first_ = false;
+    const bool written = co_await writer_.write(net::sse_event(payload));
+    co_return written;
+  }
+
+  SseWriter writer_;
+  ApiKind kind_;
+  ResponseIds ids_;
+  bool include_usage_;
+  bool first_ = true;
+  bool ended_ = false;  // finish() or fail() ran: nothing more is written
+  std::optional<ApiError> failed_before_start_;
+  DecisionRecord record_;
+};
+
+// Collects the answer for a non-streaming response.
+class BufferedSink final : public ResponseSink {
+ public:
+  BufferedSink(ApiKind kind, ResponseIds ids) : kind_(kind), ids_(std::move(ids)) {}
+
+  net::awaitable<bool> begin(const DecisionRecord&) override { co_return true; }
+  net::awaitable<bool> piece(const Piece& piece) override {
+    answer_.add(kind_, piece);
+    co_return true;
+  }
+  net::awaitable<bool> revise(const Revision&) override {
+    answer_ = WholeAnswer{};
+    co_return true;
+  }
+  net::awaitable<void> finish(const Outcome& outcome, const DecisionRecord& record) override {
+    if (!ended()) {
+      body_ = completion_response(kind_, ids_, answer_, outcome, record);
+      tier_ = record.tier;
+    }
+    co_return;
+  }
+  net::awaitable<void> fail(const ApiError& error, const DecisionRecord& record) override {
+    if (!ended()) {
+      error_ = error;
+      record_ = record.to_json();
+    }
+    co_return;
+  }
+  bool ended() const { return error_.has_value() || !body_.is_null(); }
+
+  Response response(bool keep_alive) const {
+    if (error_) {
+      Response res = error_response(*error_, keep_alive);
+      json body = error_body(*error_);
+      body["tandem"] = record_;
+      res.body() = dump(body);
+      res.prepare_payload();
+      return res;
+    }
+    Response res = json_response(200, body_, keep_alive);
+    res.set("X-Tandem-Tier", tier_);
+    return res;
+  }
+
+ private:
+  ApiKind kind_;
+  ResponseIds ids_;
+  WholeAnswer answer_;  // text, logprobs, reasoning and tool calls so far
+  json body_;
+  std::string tier_;
+  std::optional<ApiError> error_;
+  json record_;
+};
+
+}  // namespace
+
+net::awaitable<std::optional<Response>> HttpServer::State::complete(
+    beast::tcp_stream& stream, const http::request<http::string_body>& req, const std::string& path,
+    Caller caller, bool keep_alive, boost::system::error_code& ec) {
+  const ApiKind kind = path == "/v1/completions" ? ApiKind::kCompletion : ApiKind::kChat;
+  auto parsed = parse_completion_request(
+      req.body(), kind, static_cast<int>(gateway->config().edge.default_max_tokens));
+  if (auto* error = std::get_if<ApiError>(&parsed)) {
+    co_return error_response(*error, keep_alive);
+  }
+  auto answered = co_await answer(stream, req, std::move(std::get<CompletionRequest>(parsed)),
+                                  caller, keep_alive, ec, nullptr);
+  co_return answered;
+}
+
+net::awaitable<std::optional<Response>> HttpServer::State::answer(
+    beast::tcp_stream& stream, const http::request<http::string_body>& req,
+    CompletionRequest request, Caller caller, bool keep_alive, boost::system::error_code& ec,
+    const ResponsesRequest* responses) {
+  if (auto denied = refuse_model(caller, request.model)) {
+    co_return error_response(*denied, keep_alive);
+  }
+  if (auto over = refuse_over_limits(request, server.limits)) {
+    co_return error_response(*over, keep_alive);
+  }
+  auto hints = request_hints(routing_headers(req), caller);
+  if (const ApiError* bad = std::get_if<ApiError>(&hints)) {
+    co_return error_response(*bad, keep_alive);
+  }
+  // A stream holds an edge slot or an upstream connection for its whole length: each client
+  // may hold only so many at once.
+  std::optional<StreamLimiter::Slot> stream_slot;
+  if (request.stream) {
+    boost::system::error_code peer_ec;
+    const auto peer = stream.socket().remote_endpoint(peer_ec);
+    auto slot = streams.acquire(caller != nullptr ? "key:" + caller->name
+                                                  : "addr:" + peer.address().to_string());
+    if (const ApiError* busy = std::get_if<ApiError>(&slot)) {
+      co_return error_response(*busy, keep_alive);
+    }
+    stream_slot.emplace(std::move(std::get<StreamLimiter::Slot>(slot)));
+  }
+  RequestContext context;
+  context.hints = std::move(std::get<routing::RequestHints>(hints));
+  if (shutting_down) {
+    co_return error_response(
+        api_error_from(make_error(ErrorCode::kShuttingDown, "the gateway is shutting down")),
+        keep_alive);
+  }
+
+  CancelSignal cancel;
+  const auto registered = in_flight.enter(cancel);
+  auto executor = co_await asio::this_coro::executor;
+  // The whole request, streaming included, is bounded by request_timeout_ms.
+  const RequestWatch watch(stream, cancel, executor,
+                           std::chrono::milliseconds(server.request_timeout_ms));
+
+  if (responses != nullptr) {
+    auto answered = co_await answer_responses(stream, std::move(request), std::move(context),
+                                              *responses, cancel, keep_alive, ec);
+    co_return answered;
+  }
+  const ApiKind kind = request.kind;
+  std::optional<Response> res;
+  const ResponseIds ids = new_response_ids(kind, request.model);
+  context.request_id = ids.id;
+  std::exception_ptr failure;  // escaped the gateway's own handling: a 500 or the stream's end
+  if (request.stream) {
+    StreamingSink sink(stream, kind, ids, request.include_usage, keep_alive);
+    try {
+      co_await gateway->execute(std::move(request), std::move(context), sink, cancel);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    if (failure && sink.began()) {
+      // The stream ends with an error event; the connection is not reused (set first, so that
+      // the session closes it rather than answers, should the event fail too).
+      ec = asio::error::broken_pipe;
+      DecisionRecord record;
+      record.request_id = ids.id;
+      co_await sink.fail(request_failed(failure, ids.id), record);
+    } else if (failure) {
+      res = error_response(request_failed(failure, ids.id), false);
+    } else if (sink.failed_before_start()) {
+      res = error_response(*sink.failed_before_start(), keep_alive);
+      json body = error_body(*sink.failed_before_start());
+      body["tandem"] = sink.record().to_json();
+      res->body() = dump(body);
+      res->prepare_payload();
+    } else if (sink.broken()) {
+      ec = asio::error::broken_pipe;
+    }
+  } else {
+    // Also after a cancellation: a client that is gone makes the write fail, one that hit
+    // request_timeout_ms gets the error.
+    BufferedSink sink(kind, ids);
+    try {
+      co_await gateway->execute(std::move(request), std::move(context), sink, cancel);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    res = failure && !sink.ended() ? error_response(request_failed(failure, ids.id), keep_alive)
+                                   : sink.response(keep_alive);
+  }
+  co_return res;
+}
+
+}  // namespace tandem::server

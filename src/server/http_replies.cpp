@@ -1,0 +1,119 @@
+#include <sys/socket.h>
+
+#include "common/log.h"
+#include "net/spawn.h"
+#include "server/gateway_util.h"
+#include "server/http_state.h"
+
+namespace tandem::server {
+
+using nlohmann::json;
+namespace asio = net::asio;
+namespace http = net::http;
+
+Response json_response(int status, const json& body, bool keep_alive) {
+  Response res{static_cast<http::status>(status), 11};
+  res.set(http::field::content_type, "application/json");
+  res.set(http::field::server, "tandem");
+  res.keep_alive(keep_alive);
+  res.body() = dump(body);
+  res.prepare_payload();
+  return res;
+}
+
+Response text_response(const std::string& body, std::string_view content_type, bool keep_alive) {
+  Response res{http::status::ok, 11};
+  res.set(http::field::content_type, std::string(content_type));
+  res.set(http::field::server, "tandem");
+  res.keep_alive(keep_alive);
+  res.body() = body;
+  res.prepare_payload();
+  return res;
+}
+
+Response static_response(const StaticFile& file, bool keep_alive) {
+  Response res = text_response(std::string(file.body), file.content_type, keep_alive);
+  res.set("Content-Security-Policy",
+          "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'");
+  res.set("X-Content-Type-Options", "nosniff");
+  res.set(http::field::cache_control, "no-cache");
+  return res;
+}
+
+Response error_response(const ApiError& error, bool keep_alive) {
+  Response res = json_response(error.status, error_body(error), keep_alive);
+  if (error.retry_after_seconds) {
+    res.set(http::field::retry_after, std::to_string(*error.retry_after_seconds));
+  }
+  return res;
+}
+
+std::string_view header_of(const HttpRequest& req, http::field field) {
+  const auto value = req[field];
+  return {value.data(), value.size()};
+}
+
+RoutingHeaders routing_headers(const HttpRequest& req) {
+  auto field = [&](const char* name) {
+    const auto value = req[name];
+    return std::string(value.data(), value.size());
+  };
+  RoutingHeaders h;
+  h.privacy = field("X-Tandem-Privacy");
+  h.latency_budget = field("X-Tandem-Latency-Budget-Ms");
+  h.client = field("X-Tandem-Client");
+  h.pattern = field("X-Tandem-Pattern");
+  h.review = field("X-Tandem-Review");
+  return h;
+}
+
+ApiError request_failed(const std::exception_ptr& failure, const std::string& request_id) {
+  log_event(LogLevel::kError, "server", "request_failed",
+            {{"request_id", request_id}, {"message", net::exception_text(failure)}});
+  return internal_error(request_id.empty() ? "(none)" : request_id);
+}
+
+namespace {
+
+// Watches an idle-reading socket while a request is answered: the peer closing it (EOF or
+// reset) means the client is gone, and its request is cancelled. Data (a pipelined request)
+// just ends the watch; it stays in the socket for the next read.
+net::awaitable<void> watch_disconnect(net::tcp::socket& socket, std::shared_ptr<bool> done,
+                                      CancelSignal& cancel) {
+  boost::system::error_code ec;
+  co_await socket.async_wait(net::tcp::socket::wait_read,
+                             asio::redirect_error(net::use_awaitable, ec));
+  if (*done || ec) {
+    co_return;
+  }
+  char probe = 0;
+  const auto n = ::recv(socket.native_handle(), &probe, 1, MSG_PEEK | MSG_DONTWAIT);
+  if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
+    cancel.cancel();
+  }
+}
+
+}  // namespace
+
+RequestWatch::RequestWatch(net::beast::tcp_stream& stream, CancelSignal& cancel,
+                           const asio::any_io_executor& executor, std::chrono::milliseconds timeout)
+    : stream_(stream),
+      done_(std::make_shared<bool>(false)),
+      deadline_(std::make_shared<asio::steady_timer>(executor, timeout)) {
+  asio::co_spawn(executor, watch_disconnect(stream.socket(), done_, cancel),
+                 net::log_failure("server", "watch_disconnect"));
+  deadline_->async_wait([&cancel, done = done_](boost::system::error_code timer_ec) {
+    if (!timer_ec && !*done) {
+      cancel.cancel();
+    }
+  });
+}
+
+RequestWatch::~RequestWatch() {
+  *done_ = true;
+  deadline_->cancel();
+  boost::system::error_code ignored;
+  stream_.socket().cancel(ignored);  // ends the disconnect watch
+}
+
+}  // namespace tandem::server
