@@ -49,10 +49,12 @@ struct ResponsesConfig {
 
 // Which paths answer without a key, when keys are configured.
 struct AuthPolicy {
-  // Exact paths, or prefixes ending in '*'. The dashboard's files hold no data (every number
-  // it shows comes from an authenticated API call), so a browser can load it.
+  // Exact paths, or prefixes ending in '*'. The dashboard's and the playground's files hold no
+  // data (everything they show comes from an authenticated API call), so a browser can load
+  // them.
   std::vector<std::string> public_paths = {
-      "/health", "/", "/index.html", "/dashboard", "/dashboard/*", "/favicon.ico"};
+      "/health", "/", "/index.html", "/dashboard", "/dashboard/*", "/chat", "/chat/*",
+      "/favicon.ico"};
   // Without api_keys the gateway answers anyone; it refuses to listen on an address other
   // than loopback that way unless this is set.
   bool allow_anonymous = false;

@@ -12,6 +12,15 @@ constexpr std::string_view kDashboardJs =
 constexpr std::string_view kDashboardCss =
 #include "web/dashboard.css.inc"
     ;
+constexpr std::string_view kChatHtml =
+#include "web/chat.html.inc"
+    ;
+constexpr std::string_view kChatJs =
+#include "web/chat.js.inc"
+    ;
+constexpr std::string_view kChatCss =
+#include "web/chat.css.inc"
+    ;
 
 }  // namespace
 
@@ -24,6 +33,15 @@ std::optional<StaticFile> dashboard_file(std::string_view path) {
   }
   if (path == "/dashboard/dashboard.css") {
     return StaticFile{"text/css; charset=utf-8", kDashboardCss};
+  }
+  if (path == "/chat" || path == "/chat/") {
+    return StaticFile{"text/html; charset=utf-8", kChatHtml};
+  }
+  if (path == "/chat/chat.js") {
+    return StaticFile{"text/javascript; charset=utf-8", kChatJs};
+  }
+  if (path == "/chat/chat.css") {
+    return StaticFile{"text/css; charset=utf-8", kChatCss};
   }
   return std::nullopt;
 }

@@ -1,7 +1,8 @@
 #pragma once
-// The operations dashboard (web/dashboard/): three static files compiled into the binary and
-// served at GET / and /dashboard/*. The page reads /v1/tandem/status and the review queue
-// with the operator's key; nothing is fetched from anywhere else.
+// The operations dashboard (web/dashboard/) and the chat playground (web/chat/): static files
+// compiled into the binary, served at GET /, /dashboard/* and /chat, /chat/*. The dashboard
+// reads /v1/tandem/status and the review queue with the operator's key; the playground
+// streams /v1/chat/completions with a client key. Nothing is fetched from anywhere else.
 
 #include <optional>
 #include <string_view>
@@ -13,8 +14,8 @@ struct StaticFile {
   std::string_view body;
 };
 
-// The file for a request path ("/" and "/index.html" are the page); nullopt for anything else,
-// so no path can reach beyond the three files.
+// The file for a request path ("/" and "/index.html" are the dashboard, "/chat" the
+// playground); nullopt for anything else, so no path can reach beyond these files.
 std::optional<StaticFile> dashboard_file(std::string_view path);
 
 }  // namespace tandem::server

@@ -217,12 +217,16 @@ export async function isHealthy(url) {
 // The two servers. Both return a started ServerProcess; the caller awaits waitReady().
 
 // llama.cpp's llama-server on `port`, serving `model` as an OpenAI-compatible cloud upstream.
-// Tandem's edge feeds a lone user message to this template-less model as written; the same
-// template on llama-server gives both tiers the same prompt, hence the same text.
-export function startLlamaServer({ llamaServer, model, port }) {
+// Tandem's edge feeds a lone user message to this template-less model as written; the default
+// `chatTemplate` does the same on llama-server, so both tiers see the same prompt, hence the
+// same text. Another template makes the cloud write something else (a disagreement).
+export function startLlamaServer({
+  llamaServer, model, port,
+  chatTemplate = '{% for message in messages %}{{ message.content }}{% endfor %}',
+}) {
   const llama = new ServerProcess('llama-server', llamaServer, [
     '-m', model, '--host', '127.0.0.1', '--port', String(port), '-c', '2048', '-np', '2', '-t', '1',
-    '--jinja', '--chat-template', '{% for message in messages %}{{ message.content }}{% endfor %}',
+    '--jinja', '--chat-template', chatTemplate,
   ], { healthUrl: `http://127.0.0.1:${port}/health` });
   llama.start();
   return llama;
