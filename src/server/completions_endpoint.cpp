@@ -142,12 +142,7 @@ class BufferedSink final : public ResponseSink {
 
   Response response(bool keep_alive) const {
     if (error_) {
-      Response res = error_response(*error_, keep_alive);
-      json body = error_body(*error_);
-      body["tandem"] = record_;
-      res.body() = dump(body);
-      res.prepare_payload();
-      return res;
+      return error_response(*error_, record_, keep_alive);
     }
     Response res = json_response(200, body_, keep_alive);
     res.set("X-Tandem-Tier", tier_);
@@ -239,24 +234,7 @@ net::awaitable<std::optional<Response>> HttpServer::State::answer(
     } catch (...) {
       failure = std::current_exception();
     }
-    if (failure && sink.began()) {
-      // The stream ends with an error event; the connection is not reused (set first, so that
-      // the session closes it rather than answers, should the event fail too).
-      ec = asio::error::broken_pipe;
-      DecisionRecord record;
-      record.request_id = ids.id;
-      co_await sink.fail(request_failed(failure, ids.id), record);
-    } else if (failure) {
-      res = error_response(request_failed(failure, ids.id), false);
-    } else if (sink.failed_before_start()) {
-      res = error_response(*sink.failed_before_start(), keep_alive);
-      json body = error_body(*sink.failed_before_start());
-      body["tandem"] = sink.record().to_json();
-      res->body() = dump(body);
-      res->prepare_payload();
-    } else if (sink.broken()) {
-      ec = asio::error::broken_pipe;
-    }
+    res = co_await settle_stream(sink, failure, ids.id, keep_alive, ec);
   } else {
     // Also after a cancellation: a client that is gone makes the write fail, one that hit
     // request_timeout_ms gets the error.

@@ -4,6 +4,7 @@
 #include "net/spawn.h"
 #include "server/gateway_util.h"
 #include "server/http_state.h"
+#include "server/responses.h"
 
 namespace tandem::server {
 
@@ -45,6 +46,15 @@ Response error_response(const ApiError& error, bool keep_alive) {
   if (error.retry_after_seconds) {
     res.set(http::field::retry_after, std::to_string(*error.retry_after_seconds));
   }
+  return res;
+}
+
+Response error_response(const ApiError& error, const json& record, bool keep_alive) {
+  Response res = error_response(error, keep_alive);
+  json body = error_body(error);
+  body["tandem"] = record;
+  res.body() = dump(body);
+  res.prepare_payload();
   return res;
 }
 

@@ -115,6 +115,20 @@ Response error_response(const ApiError& error, bool keep_alive);
 std::string_view header_of(const HttpRequest& req, net::http::field field);
 RoutingHeaders routing_headers(const HttpRequest& req);
 
+// An error response whose body also carries the decision record (`tandem`).
+Response error_response(const ApiError& error, const nlohmann::json& record, bool keep_alive);
+
+// What the session does once a streamed answer is over, for any API's streaming sink (it has
+// began(), broken(), failed_before_start(), record() and fail()): an exception after the
+// headers ends the stream with the API's failure event, and the connection is not reused; one
+// before them, or a failure before anything was sent, is a plain error response; a broken
+// stream closes the connection. Returns the response to write, if any.
+template <typename StreamSink>
+net::awaitable<std::optional<Response>> settle_stream(StreamSink& sink, std::exception_ptr failure,
+                                                      const std::string& request_id,
+                                                      bool keep_alive,
+                                                      boost::system::error_code& ec);
+
 // An exception that escaped an endpoint: logged with what it was, answered as a 500 that says
 // only that (and under which request id, when there is one).
 ApiError request_failed(const std::exception_ptr& failure, const std::string& request_id);
@@ -135,5 +149,28 @@ class RequestWatch {
   std::shared_ptr<bool> done_;
   std::shared_ptr<net::asio::steady_timer> deadline_;
 };
+
+template <typename StreamSink>
+net::awaitable<std::optional<Response>> settle_stream(StreamSink& sink, std::exception_ptr failure,
+                                                      const std::string& request_id,
+                                                      bool keep_alive,
+                                                      boost::system::error_code& ec) {
+  std::optional<Response> res;
+  if (failure && sink.began()) {
+    // Set first, so that the session closes the connection rather than answers, should the
+    // failure event fail too.
+    ec = net::asio::error::broken_pipe;
+    DecisionRecord record;
+    record.request_id = request_id;
+    co_await sink.fail(request_failed(failure, request_id), record);
+  } else if (failure) {
+    res = error_response(request_failed(failure, request_id), false);
+  } else if (sink.failed_before_start()) {
+    res = error_response(*sink.failed_before_start(), sink.record().to_json(), keep_alive);
+  } else if (sink.broken()) {
+    ec = net::asio::error::broken_pipe;
+  }
+  co_return res;
+}
 
 }  // namespace tandem::server

@@ -82,22 +82,7 @@ net::awaitable<std::optional<Response>> HttpServer::State::answer_responses(
     } catch (...) {
       failure = std::current_exception();
     }
-    if (failure && sink.began()) {
-      ec = asio::error::broken_pipe;  // the stream ends with response.failed; not reused
-      DecisionRecord record;
-      record.request_id = head.id;
-      co_await sink.fail(request_failed(failure, head.id), record);
-    } else if (failure) {
-      res = error_response(request_failed(failure, head.id), false);
-    } else if (sink.failed_before_start()) {
-      res = error_response(*sink.failed_before_start(), keep_alive);
-      json body = error_body(*sink.failed_before_start());
-      body["tandem"] = sink.record().to_json();
-      res->body() = dump(body);
-      res->prepare_payload();
-    } else if (sink.broken()) {
-      ec = asio::error::broken_pipe;
-    }
+    res = co_await settle_stream(sink, failure, head.id, keep_alive, ec);
     finished = sink.finished();
   } else {
     ResponsesBufferedSink sink(head, responses);
@@ -109,11 +94,7 @@ net::awaitable<std::optional<Response>> HttpServer::State::answer_responses(
     if (failure && !sink.ended()) {
       res = error_response(request_failed(failure, head.id), keep_alive);
     } else if (sink.error()) {
-      res = error_response(*sink.error(), keep_alive);
-      json body = error_body(*sink.error());
-      body["tandem"] = sink.error_record();
-      res->body() = dump(body);
-      res->prepare_payload();
+      res = error_response(*sink.error(), sink.error_record(), keep_alive);
     } else if (sink.finished()) {
       res = json_response(200, sink.finished()->response, keep_alive);
       res->set("X-Tandem-Tier", sink.tier());
