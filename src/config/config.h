@@ -52,9 +52,8 @@ struct AuthPolicy {
   // Exact paths, or prefixes ending in '*'. The dashboard's and the playground's files hold no
   // data (everything they show comes from an authenticated API call), so a browser can load
   // them.
-  std::vector<std::string> public_paths = {
-      "/health", "/", "/index.html", "/dashboard", "/dashboard/*", "/chat", "/chat/*",
-      "/favicon.ico"};
+  std::vector<std::string> public_paths = {"/health",      "/",     "/index.html", "/dashboard",
+                                           "/dashboard/*", "/chat", "/chat/*",     "/favicon.ico"};
   // Without api_keys the gateway answers anyone; it refuses to listen on an address other
   // than loopback that way unless this is set.
   bool allow_anonymous = false;
