@@ -205,9 +205,7 @@ net::awaitable<std::optional<Response>> HttpServer::State::answer(
   RequestContext context;
   context.hints = std::move(std::get<routing::RequestHints>(hints));
   if (shutting_down) {
-    co_return error_response(
-        api_error_from(make_error(ErrorCode::kShuttingDown, "the gateway is shutting down")),
-        keep_alive);
+    co_return error_response(shutting_down_error(), keep_alive);
   }
 
   CancelSignal cancel;

@@ -58,6 +58,10 @@ Response error_response(const ApiError& error, const json& record, bool keep_ali
   return res;
 }
 
+ApiError shutting_down_error() {
+  return api_error_from(make_error(ErrorCode::kShuttingDown, "the gateway is shutting down"));
+}
+
 std::string_view header_of(const HttpRequest& req, http::field field) {
   const auto value = req[field];
   return {value.data(), value.size()};

@@ -157,9 +157,7 @@ net::awaitable<Response> HttpServer::State::embeddings(beast::tcp_stream& stream
     co_return error_response(*bad, keep_alive);
   }
   if (shutting_down) {
-    co_return error_response(
-        api_error_from(make_error(ErrorCode::kShuttingDown, "the gateway is shutting down")),
-        keep_alive);
+    co_return error_response(shutting_down_error(), keep_alive);
   }
   // A cloud request ends when the client leaves, at request_timeout_ms, or at shutdown.
   CancelSignal cancel;

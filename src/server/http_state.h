@@ -129,6 +129,9 @@ net::awaitable<std::optional<Response>> settle_stream(StreamSink& sink, std::exc
                                                       bool keep_alive,
                                                       boost::system::error_code& ec);
 
+// A request that arrives while the gateway shuts down.
+ApiError shutting_down_error();
+
 // An exception that escaped an endpoint: logged with what it was, answered as a 500 that says
 // only that (and under which request id, when there is one).
 ApiError request_failed(const std::exception_ptr& failure, const std::string& request_id);

@@ -7,6 +7,7 @@
 // Thread-safety: the free functions are reentrant; a ResponsesEvents belongs to one stream.
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
