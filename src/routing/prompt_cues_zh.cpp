@@ -2,6 +2,10 @@
 
 #include <iterator>
 
+#include "common/utf8.h"
+#include "routing/prompt_feature_ids.h"
+#include "routing/prompt_vocabulary.h"
+
 namespace tandem::routing {
 namespace {
 
@@ -207,6 +211,57 @@ constexpr ZhCue kCues[] = {
 
 std::span<const ZhCue> zh_cues() {
   return {kCues, std::size(kCues)};
+}
+
+ZhCueTable::ZhCueTable() {
+  const auto cues = zh_cues();
+  for (size_t i = 0; i < cues.size(); ++i) {
+    size_t slot = prompt_detail::fnv1a(cues[i].phrase) & (kSlots - 1);
+    while (slots_[slot] != 0) {
+      slot = (slot + 1) & (kSlots - 1);
+    }
+    slots_[slot] = static_cast<uint16_t>(i + 1);
+    const size_t feature = feature_index(cues[i].feature);
+    features_[i] =
+        static_cast<uint8_t>(feature < kFeatureCount ? feature : size_t{prompt_detail::kNoCue});
+    const auto [previous, last] = last_two_code_points(cues[i].phrase);
+    if (previous == 0) {
+      set(singles_, last);
+    } else {
+      set(pairs_, pair_key(previous, last));
+    }
+  }
+}
+
+uint8_t ZhCueTable::find(std::string_view phrase) const {
+  const auto cues = zh_cues();
+  size_t slot = prompt_detail::fnv1a(phrase) & (kSlots - 1);
+  while (slots_[slot] != 0) {
+    const size_t index = slots_[slot] - 1u;
+    if (cues[index].phrase == phrase) {
+      return features_[index];
+    }
+    slot = (slot + 1) & (kSlots - 1);
+  }
+  return prompt_detail::kNoCue;
+}
+
+// The phrases are valid UTF-8 by construction.
+std::pair<uint32_t, uint32_t> ZhCueTable::last_two_code_points(std::string_view text) {
+  uint32_t previous = 0;
+  uint32_t last = 0;
+  for (size_t i = 0; i < text.size();) {
+    uint32_t cp = 0;
+    i += decode_utf8(text, i, cp);
+    previous = last;
+    last = cp;
+  }
+  return {previous, last};
+}
+
+const ZhCueTable& zh_cue_table() {
+  static const ZhCueTable table;
+  return table;
 }
 
 }  // namespace tandem::routing

@@ -1,5 +1,5 @@
 #pragma once
-// The Chinese half of the prompt features' task cues (prompt_features.cpp holds the English
+// The Chinese half of the prompt features' task cues (prompt_vocabulary.cpp holds the English
 // words). Chinese has no spaces, so cues are phrases of one to four characters matched where
 // they end inside a run of CJK characters; each counts toward the same feature as its English
 // counterpart ("证明" and "prove" both count in hard_task_cues), so one set of weights serves
@@ -7,9 +7,12 @@
 //
 // Thread-safety: immutable static data.
 
+#include <array>
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string_view>
+#include <utility>
 
 namespace tandem::routing {
 
@@ -21,5 +24,52 @@ struct ZhCue {
 inline constexpr size_t kMaxZhCueChars = 4;
 
 std::span<const ZhCue> zh_cues();
+
+// The cues by the FNV-1a hash of their UTF-8 bytes: open addressing, built once on first use.
+// Thread-safety: immutable once built (zh_cue_table() builds it under a static's guard).
+class ZhCueTable {
+ public:
+  static constexpr size_t kSlots = 512;  // power of two, load factor under 0.4
+
+  ZhCueTable();
+
+  // Filters that let most characters skip the lookups (Chinese text costs a bit test or two
+  // per character, not four hashes): whether a one-character phrase is this character, and
+  // whether a longer phrase may end with these two (false positives only cost a lookup).
+  bool may_be_a_phrase(uint32_t cp) const { return test(singles_, cp); }
+  bool may_end_a_phrase(uint32_t previous, uint32_t cp) const {
+    return test(pairs_, pair_key(previous, cp));
+  }
+
+  // The feature (prompt_feature_ids.h) the phrase counts toward, or kNoCue.
+  uint8_t find(std::string_view phrase) const;
+
+ private:
+  static constexpr uint32_t kFilterBits = 0x10000;
+  using Filter = std::array<uint64_t, kFilterBits / 64>;
+
+  static uint32_t pair_key(uint32_t previous, uint32_t cp) {
+    return (previous * 31u + cp) & (kFilterBits - 1);
+  }
+  static void set(Filter& filter, uint32_t key) {
+    key &= kFilterBits - 1;
+    filter[key / 64] |= uint64_t{1} << (key % 64);
+  }
+  static bool test(const Filter& filter, uint32_t key) {
+    key &= kFilterBits - 1;
+    return (filter[key / 64] >> (key % 64) & 1) != 0;
+  }
+
+  // The last two code points of a phrase (0 for the first when it has one).
+  static std::pair<uint32_t, uint32_t> last_two_code_points(std::string_view text);
+
+  std::array<uint16_t, kSlots> slots_{};
+  std::array<uint8_t, kSlots> features_{};
+  Filter singles_{};
+  Filter pairs_{};
+};
+
+// The table of zh_cues(), built on first use.
+const ZhCueTable& zh_cue_table();
 
 }  // namespace tandem::routing

@@ -1,0 +1,536 @@
+#include "routing/prompt_scanner.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+
+#include "common/utf8.h"
+#include "routing/prompt_cues_zh.h"
+#include "routing/prompt_feature_ids.h"
+#include "routing/prompt_vocabulary.h"
+
+namespace tandem::routing {
+namespace {
+
+using namespace prompt_detail;
+
+// The cues that name the task asked for (prompt_features.h): counted in the instruction only.
+constexpr uint8_t kInstructionCues[] = {kEasyTaskCues,  kYesNoCues,    kHardTaskCues,
+                                        kReasoningCues, kCreativeCues, kConstraintCues,
+                                        kFactoidCues};
+
+// A line longer than this many characters is read as material (a pasted email, an article),
+// not as the request. Characters, not bytes: a Chinese request is three bytes a character.
+constexpr size_t kMaxInstructionLineChars = 400;
+
+// ASCII letters to lower case; 0 for every other byte. One load both tests and folds.
+constexpr std::array<uint8_t, 256> kLowerLetter = [] {
+  std::array<uint8_t, 256> table{};
+  for (int c = 'a'; c <= 'z'; ++c) {
+    table[c] = static_cast<uint8_t>(c);
+    table[c - 'a' + 'A'] = static_cast<uint8_t>(c);
+  }
+  return table;
+}();
+
+bool is_ascii_letter(unsigned char c) {
+  return (c | 0x20) >= 'a' && (c | 0x20) <= 'z';
+}
+bool is_digit(unsigned char c) {
+  return c >= '0' && c <= '9';
+}
+bool is_blank(unsigned char c) {
+  return c == ' ' || c == '\t' || c == '\r';
+}
+
+// What a non-ASCII code point counts as.
+enum class CodePointKind : uint8_t { kLetter, kCjk, kMath, kTerminator, kQuestion, kSeparator };
+
+CodePointKind classify(uint32_t cp) {
+  if ((cp >= 0x3040 && cp <= 0x30ff) || (cp >= 0x3400 && cp <= 0x4dbf) ||
+      (cp >= 0x4e00 && cp <= 0x9fff) || (cp >= 0xac00 && cp <= 0xd7af) ||
+      (cp >= 0xf900 && cp <= 0xfaff)) {
+    return CodePointKind::kCjk;
+  }
+  if ((cp >= 0x2200 && cp <= 0x22ff) || cp == 0xd7 || cp == 0xf7 ||
+      (cp >= 0x0370 && cp <= 0x03ff)) {
+    return CodePointKind::kMath;  // operators, x, division sign, Greek letters
+  }
+  if (cp == 0x3002 || cp == 0xff01 || cp == 0xff0e) {
+    return CodePointKind::kTerminator;
+  }
+  if (cp == 0xff1f) {
+    return CodePointKind::kQuestion;
+  }
+  if (cp < 0xc0 || (cp >= 0x2000 && cp <= 0x2bff) || (cp >= 0x3000 && cp <= 0x303f) ||
+      (cp >= 0xfe30 && cp <= 0xfe4f) || (cp >= 0xff00 && cp <= 0xff65) || cp == 0xfffd ||
+      cp >= 0x1f000) {
+    // Latin-1 and general punctuation, CJK punctuation, emoji, invalid bytes.
+    return CodePointKind::kSeparator;
+  }
+  return CodePointKind::kLetter;  // accented Latin, Cyrillic, Arabic...: part of a word
+}
+
+// One pass over the last user message. Counts only; extract_features turns them into values.
+class Scanner {
+ public:
+  explicit Scanner(std::string_view text) : text_(text), zh_cues_(zh_cue_table()) {}
+
+  void run() {
+    const size_t n = text_.size();
+    for (size_t i = 0; i < n; ++i) {
+      const auto c = static_cast<unsigned char>(text_[i]);
+      if (line_start_ && !is_blank(c) && c != '\n') {
+        line_start_ = false;
+        check_option_line(i);
+      }
+      if (is_ascii_letter(c)) {
+        i = add_letters(i) - 1;
+        continue;
+      }
+      if (c >= 0x80) {
+        uint32_t cp = 0;
+        const size_t length = decode_utf8(text_, i, cp);
+        add_code_point(cp, i, length);
+        i += length - 1;
+        continue;
+      }
+      ++code_points_;
+      end_word();
+      if (is_digit(c)) {
+        ++digits_;
+        has_content_ = true;
+        sentence_has_content_ = true;
+        ends_with_terminator_ = false;
+        if (!in_number_) {
+          in_number_ = true;
+          ++numbers_;
+        }
+        sentence_start_ = false;
+        continue;
+      }
+      const bool after_digit = in_number_;
+      in_number_ = false;
+      add_symbol(c, i, after_digit);
+    }
+    end_word();
+    if (has_content_ && !ends_with_terminator_) {
+      ++sentences_;  // the last sentence often has no full stop
+    }
+    close_line();
+  }
+
+  void fill(PromptFeatures& f) const {
+    auto log_count = [](double count) { return static_cast<float>(std::log1p(count)); };
+    auto ratio = [](double part, double whole) {
+      return whole > 0 ? static_cast<float>(part / whole) : 0.0f;
+    };
+    auto& v = f.values;
+    v[kLogChars] = log_count(static_cast<double>(text_.size()));
+    v[kLogWords] = log_count(static_cast<double>(words_));
+    v[kSentences] = log_count(static_cast<double>(sentences_));
+    v[kQuestionMarks] = log_count(static_cast<double>(question_marks_));
+    v[kLines] = log_count(static_cast<double>(has_content_ ? newlines_ + 1 : 0));
+    v[kDigitRatio] = ratio(static_cast<double>(digits_), static_cast<double>(code_points_));
+    v[kNumbers] = log_count(static_cast<double>(numbers_));
+    for (uint8_t cue : {kMathSymbols, kMathTerms, kCodeSymbols, kCodeKeywords, kChoiceOptions,
+                        kNegationCues, kDomainTerms}) {
+      v[cue] = log_count(static_cast<double>(cues_[cue]));
+    }
+    // Task cues say what is asked, so they count where the asking is: the first and the last
+    // sentence, outside text after a colon (what is pasted to be classified, translated or
+    // summarised mentions "plan" or "design" without asking for one).
+    for (uint8_t cue : kInstructionCues) {
+      const bool add_last = lines_with_content_ > 1 && !first_line_short_;
+      const size_t count = first_line_cues_[cue] + (add_last ? last_line_cues_[cue] : 0);
+      v[cue] = log_count(static_cast<double>(count));
+    }
+    v[kNonAsciiRatio] = ratio(static_cast<double>(non_ascii_), static_cast<double>(code_points_));
+    v[kCjkRatio] = ratio(static_cast<double>(cjk_), static_cast<double>(code_points_));
+    v[kCapitalizedRatio] =
+        ratio(static_cast<double>(capitalized_words_), static_cast<double>(letter_words_));
+    // Capped: one base64 blob must not turn into an extreme value.
+    v[kAvgWordLength] =
+        std::min(ratio(static_cast<double>(letters_), static_cast<double>(letter_words_)), 30.0f);
+    v[kLongWordRatio] = ratio(static_cast<double>(long_words_), static_cast<double>(letter_words_));
+  }
+
+ private:
+  // Consumes the run of ASCII letters starting at `begin`; returns where it ends. Most of the
+  // text is letters, so this loop is the hot path: locals only, one pass, hashing as it reads
+  // (the word is compared in place on lookup, never copied).
+  size_t add_letters(size_t begin) {
+    if (word_length_ == 0) {
+      word_start_ = begin;
+      word_capitalized_ = text_[begin] >= 'A' && text_[begin] <= 'Z';
+      word_at_sentence_start_ = sentence_start_;
+      word_hash_ = kFnvOffset;
+      word_lookup_ = true;
+    }
+    in_number_ = false;
+    sentence_start_ = false;
+    has_content_ = true;
+    sentence_has_content_ = true;
+    ends_with_terminator_ = false;
+    // Words longer than any vocabulary entry are hashed too (cheaper than a branch) but never
+    // looked up.
+    uint32_t hash = word_hash_;
+    size_t end = begin;
+    for (; end < text_.size(); ++end) {
+      const uint8_t lower = kLowerLetter[static_cast<unsigned char>(text_[end])];
+      if (lower == 0) {
+        break;
+      }
+      hash = (hash ^ lower) * kFnvPrime;
+    }
+    word_length_ += end - begin;
+    if (word_length_ > kMaxWordLength) {
+      word_lookup_ = false;
+    }
+    word_hash_ = hash;
+    code_points_ += end - begin;
+    return end;
+  }
+
+  void add_code_point(uint32_t cp, size_t begin, size_t length) {
+    ++code_points_;
+    ++non_ascii_;
+    in_number_ = false;
+    switch (classify(cp)) {
+      case CodePointKind::kLetter:
+        // Continues (or starts) a word that no vocabulary entry can match.
+        if (word_length_ == 0) {
+          word_capitalized_ = false;
+          word_at_sentence_start_ = sentence_start_;
+        }
+        word_lookup_ = false;
+        ++word_length_;
+        sentence_start_ = false;
+        has_content_ = true;
+        sentence_has_content_ = true;
+        ends_with_terminator_ = false;
+        return;
+      case CodePointKind::kCjk:
+        // CJK has no spaces: each character counts as a word for the length features.
+        end_word();
+        ++cjk_;
+        ++words_;
+        add_zh_character(cp, begin, length);
+        sentence_start_ = false;
+        has_content_ = true;
+        sentence_has_content_ = true;
+        ends_with_terminator_ = false;
+        return;
+      case CodePointKind::kMath:
+        end_word();
+        ++cues_[kMathSymbols];
+        return;
+      case CodePointKind::kQuestion:
+        ++question_marks_;
+        [[fallthrough]];
+      case CodePointKind::kTerminator:
+        end_word();
+        ++sentences_;
+        sentence_start_ = true;
+        ends_with_terminator_ = true;
+        close_sentence();
+        return;
+      case CodePointKind::kSeparator:
+        end_word();
+        if (cp == 0xff1a) {  // a full-width colon, as after "请翻译下面这段话："
+          in_content_ = true;
+        }
+        return;
+    }
+  }
+
+  // A task cue: counted over the whole text, and in the sentence unless it sits in material
+  // after a colon.
+  void count_cue(uint8_t cue) {
+    ++cues_[cue];
+    if (!in_content_) {
+      ++sentence_cues_[cue];
+    }
+  }
+
+  // Ends the sentence in progress (at a terminator, a line break or the end of the text).
+  void close_sentence() {
+    if (sentence_has_content_) {
+      if (line_sentences_ == 0) {
+        line_first_cues_ = sentence_cues_;
+      }
+      line_last_cues_ = sentence_cues_;
+      for (size_t i = 0; i < kFeatureCount; ++i) {
+        line_cues_[i] += sentence_cues_[i];
+      }
+      ++line_sentences_;
+    }
+    sentence_cues_ = {};
+    sentence_has_content_ = false;
+    in_content_ = false;
+  }
+
+  // Ends the line in progress (at a line break, counted, or the end of the text). The request is
+  // the first line when it is short ("Translate this into French:" over a pasted email); a long
+  // first line is material, so the request is its first sentence and the last line (whole when
+  // short, else its last sentence: "<article>\n\nSummarise the above."). When the first line is
+  // short, a short last line is not added: pasted mail ends in short lines too ("Thanks, Anna").
+  void close_line() {
+    close_sentence();
+    if (line_sentences_ > 0) {
+      const bool whole = code_points_ - line_begin_ <= kMaxInstructionLineChars;
+      if (lines_with_content_ == 0) {
+        first_line_short_ = whole;
+        first_line_cues_ = whole ? line_cues_ : line_first_cues_;
+      }
+      last_line_cues_ = whole ? line_cues_ : line_last_cues_;
+      ++lines_with_content_;
+    }
+    line_cues_ = {};
+    line_sentences_ = 0;
+    line_begin_ = code_points_;
+  }
+
+  void add_symbol(unsigned char c, size_t i, bool after_digit) {
+    switch (c) {
+      case '\n':
+        ++newlines_;
+        line_start_ = true;
+        sentence_start_ = true;
+        close_line();
+        return;
+      case '?':
+        ++question_marks_;
+        [[fallthrough]];
+      case '.':
+      case '!':
+        // A full stop inside "3.5" or "e.g." is not the end of a sentence; one before a
+        // closing quote is ("...in 2024." Format it...).
+        if (ends_sentence(i + 1)) {
+          ++sentences_;
+          sentence_start_ = true;
+          ends_with_terminator_ = true;
+          close_sentence();
+        }
+        return;
+      case ':':
+        // "Classify this review: ..." — what follows is the material, not the request. Not
+        // in "11:20".
+        if (!after_digit &&
+            (i + 1 == text_.size() || !is_digit(static_cast<unsigned char>(text_[i + 1])))) {
+          in_content_ = true;
+        }
+        return;
+      case '=':
+      case '+':
+      case '^':
+      case '<':
+      case '>':
+      case '%':
+      case '*':
+      case '\\':
+        ++cues_[kMathSymbols];
+        return;
+      case '/':
+        if (after_digit) {
+          ++cues_[kMathSymbols];  // 3/4, not "and/or"
+        }
+        return;
+      case '{':
+      case '}':
+      case ';':
+      case '`':
+        ++cues_[kCodeSymbols];
+        return;
+      default:
+        return;
+    }
+  }
+
+  // A CJK character at text_[begin, begin + length): counts the longest Chinese cue that ends
+  // with it. The run's last kMaxZhCueChars character starts are kept in a ring; a character
+  // that does not follow the previous one directly starts a new run.
+  void add_zh_character(uint32_t cp, size_t begin, size_t length) {
+    if (begin != zh_run_end_) {
+      zh_run_ = 0;
+      zh_matched_until_ = 0;
+    }
+    zh_starts_[zh_run_ % kMaxZhCueChars] = begin;
+    ++zh_run_;
+    zh_run_end_ = begin + length;
+    const uint32_t previous = zh_previous_;
+    zh_previous_ = cp;
+    // Phrases do not overlap: in "翻译成" the match "翻译" leaves "译成" uncounted.
+    const size_t room = std::min(zh_run_ - zh_matched_until_, kMaxZhCueChars);
+    const bool longer = room >= 2 && zh_cues_.may_end_a_phrase(previous, cp);
+    const bool single = zh_cues_.may_be_a_phrase(cp);
+    if (!longer && !single) {
+      return;
+    }
+    for (size_t chars = longer ? room : 1; chars > 0; --chars) {
+      const size_t start = zh_starts_[(zh_run_ - chars) % kMaxZhCueChars];
+      const uint8_t cue = zh_cues_.find(text_.substr(start, zh_run_end_ - start));
+      if (cue != kNoCue) {
+        count_cue(cue);
+        zh_matched_until_ = zh_run_;
+        return;
+      }
+    }
+  }
+
+  // Whether a terminator before text_[next] ends a sentence: the text ends, or a blank or a
+  // line break follows, after any closing quotes or brackets.
+  bool ends_sentence(size_t next) const {
+    while (next < text_.size() && (text_[next] == '"' || text_[next] == '\'' ||
+                                   text_[next] == ')' || text_[next] == ']')) {
+      ++next;
+    }
+    return next == text_.size() || is_blank(static_cast<unsigned char>(text_[next])) ||
+           text_[next] == '\n';
+  }
+
+  // "A." "B)" "c:" "(D)" at the start of a line: a multiple-choice option.
+  void check_option_line(size_t i) {
+    auto at = [&](size_t k) -> unsigned char {
+      return i + k < text_.size() ? static_cast<unsigned char>(text_[i + k]) : '\0';
+    };
+    auto option_letter = [](unsigned char c) {
+      return (c >= 'A' && c <= 'H') || (c >= 'a' && c <= 'h');
+    };
+    auto follows_option = [](unsigned char c) { return c == ' ' || c == '\t' || c == '\0'; };
+    const bool lettered = option_letter(at(0)) && (at(1) == '.' || at(1) == ')' || at(1) == ':') &&
+                          follows_option(at(2));
+    const bool parenthesised = at(0) == '(' && option_letter(at(1)) && at(2) == ')';
+    if (lettered || parenthesised) {
+      ++cues_[kChoiceOptions];
+    }
+  }
+
+  void end_word() {
+    if (word_length_ == 0) {
+      return;
+    }
+    ++words_;
+    ++letter_words_;
+    letters_ += word_length_;
+    if (word_length_ >= 10) {
+      ++long_words_;
+    }
+    if (word_capitalized_ && !word_at_sentence_start_ && word_length_ > 1) {
+      ++capitalized_words_;
+    }
+    Tag tag = Tag::kNone;
+    if (word_lookup_) {
+      if (const VocabularyEntry* entry =
+              find_word(word_hash_, text_.substr(word_start_, word_length_))) {
+        tag = entry->tag;
+        if (!count_phrase(tag) && entry->cue != kNoCue) {
+          count_cue(entry->cue);
+        }
+      }
+    }
+    previous2_ = previous_;
+    previous_ = tag;
+    word_length_ = 0;
+  }
+
+  // Counts a phrase ending in this word; true when one matched (the word's own cue is then
+  // not counted: "at least" is a constraint, not a negation).
+  bool count_phrase(Tag tag) {
+    auto count = [&](uint8_t cue) {
+      count_cue(cue);
+      return true;
+    };
+    switch (tag) {
+      case Tag::kStep:
+        return previous_ == Tag::kBy && previous2_ == Tag::kStep && count(kReasoningCues);
+      case Tag::kLeast:
+      case Tag::kMost:
+        return previous_ == Tag::kAt && count(kConstraintCues);
+      case Tag::kThan:
+        return (previous_ == Tag::kMore || previous_ == Tag::kLess) && previous2_ == Tag::kNo &&
+               count(kConstraintCues);
+      case Tag::kMany:
+      case Tag::kMuch:
+        return previous_ == Tag::kHow && count(kMathTerms);
+      case Tag::kWhy:
+      case Tag::kHow:
+        return previous_ == Tag::kExplain && count(kHardTaskCues);
+      case Tag::kWhether:  // "explain (assess, determine) whether it would be enforceable"
+        return (previous_ == Tag::kExplain || previous_ == Tag::kJudge) && count(kHardTaskCues);
+      case Tag::kOffs:  // "trade-offs", "trade offs"
+        return previous_ == Tag::kTrade && count(kHardTaskCues);
+      case Tag::kFollowing:
+        return previous_ == Tag::kThe && previous2_ == Tag::kOf && count(kChoiceOptions);
+      case Tag::kNo:
+        return (previous_ == Tag::kYes || (previous_ == Tag::kOr && previous2_ == Tag::kYes)) &&
+               count(kYesNoCues);
+      default:
+        return false;
+    }
+  }
+
+  std::string_view text_;
+  const ZhCueTable& zh_cues_;
+  std::array<size_t, kFeatureCount> cues_{};
+  size_t code_points_ = 0;
+  size_t non_ascii_ = 0;
+  size_t cjk_ = 0;
+  size_t digits_ = 0;
+  size_t numbers_ = 0;
+  size_t words_ = 0;
+  size_t letter_words_ = 0;
+  size_t letters_ = 0;
+  size_t long_words_ = 0;
+  size_t capitalized_words_ = 0;
+  size_t sentences_ = 0;
+  size_t question_marks_ = 0;
+  size_t newlines_ = 0;
+
+  // Task cues of the sentence and the line in progress, and of the first and last lines.
+  using CueCounts = std::array<uint32_t, kFeatureCount>;
+  CueCounts sentence_cues_{};
+  CueCounts line_cues_{};
+  CueCounts line_first_cues_{};
+  CueCounts line_last_cues_{};
+  CueCounts first_line_cues_{};
+  CueCounts last_line_cues_{};
+  size_t line_sentences_ = 0;
+  size_t line_begin_ = 0;  // code_points_ where the line in progress began
+  size_t lines_with_content_ = 0;
+  bool first_line_short_ = false;
+  bool sentence_has_content_ = false;
+  bool in_content_ = false;
+
+  std::array<size_t, kMaxZhCueChars> zh_starts_{};
+  size_t zh_run_ = 0;
+  size_t zh_run_end_ = 0;
+  size_t zh_matched_until_ = 0;  // characters of the run already in a counted phrase
+  uint32_t zh_previous_ = 0;     // the run's previous character
+
+  size_t word_start_ = 0;
+  size_t word_length_ = 0;
+  uint32_t word_hash_ = kFnvOffset;
+  bool word_lookup_ = true;
+  bool word_capitalized_ = false;
+  bool word_at_sentence_start_ = false;
+  Tag previous_ = Tag::kNone;
+  Tag previous2_ = Tag::kNone;
+
+  bool in_number_ = false;
+  bool sentence_start_ = true;
+  bool line_start_ = true;
+  bool has_content_ = false;
+  bool ends_with_terminator_ = false;
+};
+
+}  // namespace
+
+void scan_prompt_text(std::string_view text, PromptFeatures& features) {
+  Scanner scanner(text);
+  scanner.run();
+  scanner.fill(features);
+}
+
+}  // namespace tandem::routing

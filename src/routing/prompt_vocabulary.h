@@ -1,0 +1,69 @@
+#pragma once
+// The English half of the prompt features' task cues (prompt_cues_zh.h holds the Chinese
+// phrases): a small vocabulary of words, each counting toward a feature alone or taking part
+// in a multi-word cue, found by the FNV-1a hash the scanner computes as it reads a word.
+//
+// Thread-safety: immutable data built at compile time.
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "routing/prompt_feature_ids.h"
+
+namespace tandem::routing::prompt_detail {
+
+// Words that take part in multi-word cues ("step by step", "at least", "which of the
+// following"...). The scanner remembers the tags of the last two words, so phrases cost no
+// lookahead and no allocation.
+enum class Tag : uint8_t {
+  kNone,
+  kStep,
+  kBy,
+  kAt,
+  kNo,
+  kMore,
+  kLess,
+  kThan,
+  kMost,
+  kLeast,
+  kHow,
+  kMany,
+  kMuch,
+  kExplain,
+  kWhy,
+  kThe,
+  kOf,
+  kFollowing,
+  kYes,
+  kOr,
+  kWhether,
+  kJudge,  // assess, evaluate, determine, decide: "assess whether" asks for a judgement
+  kTrade,
+  kOffs,
+};
+
+struct VocabularyEntry {
+  std::string_view word;
+  uint8_t cue;  // a Feature counted when the word occurs alone, or kNoCue
+  Tag tag;
+};
+
+inline constexpr size_t kMaxWordLength = 16;  // longer words are never in the vocabulary
+
+inline constexpr uint32_t kFnvOffset = 2166136261u;
+inline constexpr uint32_t kFnvPrime = 16777619u;
+
+constexpr uint32_t fnv1a(std::string_view text) {
+  uint32_t hash = kFnvOffset;
+  for (char c : text) {
+    hash = (hash ^ static_cast<uint8_t>(c)) * kFnvPrime;
+  }
+  return hash;
+}
+
+// The entry for `word` (ASCII letters in any case) whose lowered FNV-1a hash is `hash`, or
+// nullptr when the word is not in the vocabulary.
+const VocabularyEntry* find_word(uint32_t hash, std::string_view word);
+
+}  // namespace tandem::routing::prompt_detail
