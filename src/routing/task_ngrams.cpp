@@ -16,19 +16,31 @@ enum class CharKind : uint8_t {
   kPunctuation,  // ends a word and breaks the bigram chain
 };
 
+// What each ASCII byte is: letters, digits and the apostrophe continue a word.
+constexpr std::array<CharKind, 128> kAsciiKinds = [] {
+  std::array<CharKind, 128> kinds{};
+  kinds.fill(CharKind::kPunctuation);
+  for (char c : std::string_view(" \t\n\r\f\v")) {
+    kinds[static_cast<unsigned char>(c)] = CharKind::kSpace;
+  }
+  for (int c = 0; c < 128; ++c) {
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '\'') {
+      kinds[c] = CharKind::kWordChar;
+    }
+  }
+  return kinds;
+}();
+
 CharKind kind_of(uint32_t cp) {
   if (cp < 0x80) {
-    if ((cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z') || (cp >= '0' && cp <= '9')) {
-      return CharKind::kWordChar;
-    }
-    if (cp == ' ' || cp == '\t' || cp == '\n' || cp == '\r' || cp == '\f' || cp == '\v') {
-      return CharKind::kSpace;
-    }
-    return cp == '\'' ? CharKind::kWordChar : CharKind::kPunctuation;
+    return kAsciiKinds[cp];
   }
-  if ((cp >= 0x4e00 && cp <= 0x9fff) || (cp >= 0x3400 && cp <= 0x4dbf) ||
-      (cp >= 0xf900 && cp <= 0xfaff) || (cp >= 0x20000 && cp <= 0x2ffff) ||
-      (cp >= 0x3040 && cp <= 0x30ff) || (cp >= 0xac00 && cp <= 0xd7af)) {
+  if (cp - 0x4e00 <= 0x9fff - 0x4e00) {
+    return CharKind::kIdeograph;  // the common ideographs, most of any Chinese text: one test
+  }
+  if ((cp >= 0x3400 && cp <= 0x4dbf) || (cp >= 0xf900 && cp <= 0xfaff) ||
+      (cp >= 0x20000 && cp <= 0x2ffff) || (cp >= 0x3040 && cp <= 0x30ff) ||
+      (cp >= 0xac00 && cp <= 0xd7af)) {
     return CharKind::kIdeograph;
   }
   if (cp == 0xa0 || cp == 0x3000 || (cp >= 0x2000 && cp <= 0x200b)) {
@@ -69,6 +81,11 @@ class Tokenizer {
   void run(std::string_view text) {
     previous_ = 0;
     for (size_t i = 0; i < text.size();) {
+      const auto lead = static_cast<unsigned char>(text[i]);
+      if (lead < 0x80 && kAsciiKinds[lead] == CharKind::kWordChar) {
+        i = add_ascii_word(text, i);  // most of English text: one pass, no decoding
+        continue;
+      }
       uint32_t cp = 0;
       const size_t length = decode_utf8(text, i, cp);
       switch (kind_of(cp)) {
@@ -99,6 +116,28 @@ class Tokenizer {
       hash = (hash ^ static_cast<unsigned char>(c)) * kFnvPrime;
     }
     return hash;
+  }
+
+  // Adds the run of ASCII word characters at text[begin] to the word in progress; returns where
+  // the run ends. The same as add_word_bytes over the run, with the word's state in registers.
+  size_t add_ascii_word(std::string_view text, size_t begin) {
+    uint64_t hash = word_hash_;
+    bool all_digits = all_digits_;
+    size_t end = begin;
+    for (; end < text.size(); ++end) {
+      const auto byte = static_cast<unsigned char>(text[end]);
+      if (byte >= 0x80 || kAsciiKinds[byte] != CharKind::kWordChar) {
+        break;
+      }
+      const auto lower =
+          static_cast<unsigned char>(byte >= 'A' && byte <= 'Z' ? byte | 0x20 : byte);
+      all_digits = all_digits && byte >= '0' && byte <= '9';
+      hash = (hash ^ lower) * kFnvPrime;
+    }
+    word_hash_ = hash;
+    all_digits_ = all_digits;
+    word_length_ += end - begin;
+    return end;
   }
 
   void add_word_bytes(std::string_view bytes) {

@@ -1,0 +1,75 @@
+// decode_utf8: every well-formed length decodes to its code point, and every malformed or cut
+// sequence decodes as U+FFFD one byte at a time, so scanners never skip a byte they should read.
+
+#include "common/utf8.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace tandem {
+namespace {
+
+struct DecodeCase {
+  std::string name;
+  std::string bytes;  // decoded from offset 0
+  uint32_t code_point;
+  size_t length;
+};
+
+// What the three-byte path (CJK text) and the general path must agree on.
+const std::vector<DecodeCase> kCases = {
+    {"ascii", "a", 'a', 1},
+    {"two bytes", "\xc3\xa9", 0xe9, 2},
+    {"three bytes, an ideograph", "\xe4\xb8\xad", 0x4e2d, 3},
+    {"three bytes, the last BMP character", "\xef\xbf\xbf", 0xffff, 3},
+    {"three bytes, a full-width comma", "\xef\xbc\x8c", 0xff0c, 3},
+    {"four bytes", "\xf0\x9f\x98\x80", 0x1f600, 4},
+    {"three bytes cut after two", "\xe4\xb8", kReplacementCharacter, 1},
+    {"three bytes cut after one", "\xe4", kReplacementCharacter, 1},
+    {"three bytes, second not a continuation", "\xe4\x41\xad", kReplacementCharacter, 1},
+    {"three bytes, third not a continuation", "\xe4\xb8\x41", kReplacementCharacter, 1},
+    {"a lone continuation byte", "\x80", kReplacementCharacter, 1},
+    {"a byte that never leads", "\xff", kReplacementCharacter, 1},
+    {"an overlong lead", "\xc0\x80", kReplacementCharacter, 1},
+    {"four bytes cut after three", "\xf0\x9f\x98", kReplacementCharacter, 1},
+};
+
+TEST(DecodeUtf8Test, EachCaseDecodesToItsCodePointAndLength) {
+  for (const auto& c : kCases) {
+    uint32_t cp = 0;
+    const size_t length = decode_utf8(c.bytes, 0, cp);
+    EXPECT_EQ(cp, c.code_point) << c.name;
+    EXPECT_EQ(length, c.length) << c.name;
+  }
+}
+
+TEST(DecodeUtf8Test, ACutSequenceAtTheEndOfALongerTextIsReplacedNotReadPast) {
+  // The three-byte path must check the text's end, not only the lead byte: a view whose last
+  // character is cut must not read the bytes the view leaves out.
+  const std::string buffer = "ab\xe4\xb8\xad";
+  const std::string_view cut(buffer.data(), 4);  // "ab" and two bytes of 中
+  uint32_t cp = 0;
+  EXPECT_EQ(decode_utf8(cut, 2, cp), 1u);
+  EXPECT_EQ(cp, kReplacementCharacter);
+  EXPECT_EQ(decode_utf8(cut, 3, cp), 1u);
+  EXPECT_EQ(cp, kReplacementCharacter);
+}
+
+TEST(DecodeUtf8Test, EveryCharacterOfAMixedTextIsVisitedOnce) {
+  const std::string text = "A中\xe4\xb8,é\xff😀";
+  std::vector<uint32_t> decoded;
+  for (size_t i = 0; i < text.size();) {
+    uint32_t cp = 0;
+    i += decode_utf8(text, i, cp);
+    decoded.push_back(cp);
+  }
+  const std::vector<uint32_t> expected = {'A', 0x4e2d, kReplacementCharacter, kReplacementCharacter,
+                                          ',', 0xe9,   kReplacementCharacter, 0x1f600};
+  EXPECT_EQ(decoded, expected);
+}
+
+}  // namespace
+}  // namespace tandem
