@@ -158,6 +158,8 @@ struct RequestContext {
   std::string request_id;       // the response's id (chatcmpl-...): keys shadow sampling
 };
 
+enum class PlanStep;  // one step of a request's plan (request_plan.h)
+
 class Gateway {
  public:
   // `engine` may be null (edge disabled or failed to load: `edge_problem` says why). Creates
@@ -241,7 +243,7 @@ class Gateway {
   void stop();
 
   // Runs a tier on its own; the pattern executors compose these. Public for the pattern
-  // executors in gateway_patterns.cpp, not for the HTTP layer.
+  // executors in pattern_*.cpp, not for the HTTP layer.
   struct Run {
     const CompletionRequest& request;
     ResponseSink& sink;
@@ -314,6 +316,42 @@ class Gateway {
   net::awaitable<void> execute_request(CompletionRequest request, RequestContext context,
                                        ResponseSink& sink, CancelSignal& cancel,
                                        Execution& execution);
+  // The request planner (gateway_planner.cpp): the steps that answer a request and what its
+  // end must record, or the error that answers it (no tier may, an unknown model).
+  struct Plan;
+  net::awaitable<std::optional<ApiError>> plan_request(CompletionRequest& request,
+                                                       const RequestContext& context,
+                                                       ResponseSink& sink, Plan& plan,
+                                                       DecisionRecord& record,
+                                                       store::TraceRecord& trace);
+  // model "tandem": the router decides, with the consistency memory and shadow mode.
+  net::awaitable<std::optional<ApiError>> plan_routed(CompletionRequest& request,
+                                                      const RequestContext& context,
+                                                      ResponseSink& sink, Plan& plan,
+                                                      DecisionRecord& record,
+                                                      store::TraceRecord& trace);
+  void record_decision(const routing::RouteInput& input, const routing::RouteSignals& signals,
+                       const routing::Decision& decision, const routing::HealthSnapshot& h,
+                       DecisionRecord& record, store::TraceRecord& trace) const;
+  // The steps of a routed decision, with the fallback tier the configuration allows.
+  std::vector<PlanStep> routed_steps(const routing::Decision& decision,
+                                     const CompletionRequest& request, bool cloud_allowed,
+                                     DecisionRecord& record) const;
+  // The edge model by name: the edge answers.
+  void plan_edge_model(const CompletionRequest& request, const RequestContext& context, Plan& plan,
+                       DecisionRecord& record, store::TraceRecord& trace) const;
+  // A cloud model by name: the cloud answers unless the data must stay on the device (then the
+  // edge answers, and `request` is renamed to the routed model).
+  std::optional<ApiError> plan_cloud_model(CompletionRequest& request,
+                                           const RequestContext& context, Plan& plan,
+                                           DecisionRecord& record, store::TraceRecord& trace) const;
+  // The plan's executor (gateway.cpp): tries the steps in order; true when the client got an
+  // error.
+  net::awaitable<bool> run_plan(const Plan& plan, const CompletionRequest& request,
+                                ResponseSink& sink, CancelSignal& cancel, DecisionRecord& record);
+  net::awaitable<std::optional<ApiError>> run_step(PlanStep step, Run& run);
+  // Records that the step failed before anything reached the client and the next one answers.
+  void note_fallback(bool to_edge, const std::string& why, DecisionRecord& record) const;
   // Starts the trace writer when routing.traces is on (gateway_traces.cpp).
   Status start_traces(const std::string& database_path);
   // Completes `trace` from the record, counts the request (stats, gaming monitor) and queues

@@ -1,0 +1,73 @@
+// The human tier: the query enters the review queue and the client gets a ticket.
+
+#include "common/log.h"
+#include "net/offload.h"
+#include "server/gateway_util.h"
+#include "server/pattern_steps.h"
+#include "server/patterns.h"
+#include "server/responses.h"
+
+namespace tandem::server {
+
+using nlohmann::json;
+using upstream::ApiKind;
+using namespace pattern_steps;
+
+net::awaitable<std::optional<ApiError>> run_review(Gateway& gateway, Gateway::Run& run,
+                                                   const std::string& reason,
+                                                   const std::string& draft,
+                                                   const std::string& draft_tier) {
+  const CompletionRequest& request = run.request;
+  store::NewTicket ticket;
+  if (run.record.routing.is_object() && run.record.routing.contains("signals") &&
+      run.record.routing["signals"]["client"].is_string()) {
+    ticket.client = run.record.routing["signals"]["client"].get<std::string>();
+  }
+  ticket.model = request.model;
+  ticket.request_json = dump(request.cloud_body);
+  if (request.kind == ApiKind::kChat) {
+    for (const auto& m : request.messages) {
+      if (m.role == "user") {
+        ticket.prompt_text = m.content;
+      }
+    }
+  } else {
+    ticket.prompt_text = request.prompt;
+  }
+  ticket.reason = reason;
+  ticket.decision_json = dump(run.record.to_json());
+  ticket.draft_answer = draft;
+  ticket.draft_tier = draft_tier;
+  auto created = co_await net::run_on(gateway.store_workers(), [&gateway, &ticket] {
+    return gateway.reviews().create(ticket, unix_ms());
+  });
+  if (!created) {
+    log_event(LogLevel::kError, "review", "ticket_not_stored",
+              {{"message", created.error().message}});
+    ApiError e;
+    e.status = 503;
+    e.type = "server_error";
+    e.code = "review_unavailable";
+    e.message = "the query needs a human reviewer but the review queue is unavailable: " +
+                created.error().message;
+    co_return e;
+  }
+  const std::string& id = created->id;
+  log_event(LogLevel::kInfo, "review", "ticket_created", {{"ticket", id}, {"reason", reason}});
+  run.record.review = {{"ticket", id},
+                       {"status", "pending_review"},
+                       {"reason", reason},
+                       {"poll", "/v1/tandem/reviews/" + id}};
+  if (run.started && !co_await revise(run, run.record.tier, "human", reason)) {
+    co_return client_gone();
+  }
+  run.record.add_tier("human");
+  if (!co_await gateway.start_answer(run, "human")) {
+    co_return client_gone();
+  }
+  run.record.tier = "human";
+  co_await finish(run, "pending_review", TierUsage{});
+  co_return std::nullopt;
+}
+
+}  // namespace tandem::server
