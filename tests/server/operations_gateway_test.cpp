@@ -267,6 +267,16 @@ TEST(OperationsGatewayTest, OperatorEndpointsNeedAnAdminKeyButTheDashboardDoesNo
   EXPECT_NE(page.body.find("dashboard.js"), std::string::npos);
   EXPECT_EQ(request(gateway.port(), "GET", "/dashboard/dashboard.js").status, 200);
   EXPECT_EQ(request(gateway.port(), "GET", "/dashboard/dashboard.css").status, 200);
+  // The plots and their library, with its licence: compiled in, no key needed.
+  for (const char* asset : {"/dashboard/plots.js", "/dashboard/vendor/uPlot.iife.min.js",
+                            "/dashboard/vendor/uPlot.min.css"}) {
+    const auto file = request(gateway.port(), "GET", asset);
+    EXPECT_EQ(file.status, 200) << asset;
+    EXPECT_GT(file.body.size(), 1000u) << asset;
+  }
+  const auto licence = request(gateway.port(), "GET", "/dashboard/vendor/uPlot.LICENSE.txt");
+  EXPECT_EQ(licence.status, 200);
+  EXPECT_NE(licence.body.find("MIT License"), std::string::npos);
   EXPECT_EQ(request(gateway.port(), "GET", "/dashboard/../../etc/passwd").status, 404);
   EXPECT_EQ(request(gateway.port(), "GET", "/dashboard/%2e%2e/secret").status, 404);
 }
