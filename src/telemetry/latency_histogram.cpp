@@ -52,8 +52,11 @@ size_t LatencyHistogram::bin_of(double ms) {
   }
   // Bin i >= 1 covers [2^(kMinOctave + (i-1)/k), 2^(kMinOctave + i/k)).
   const double position = (std::log2(ms) - kMinOctave) * kBinsPerOctave;
-  const auto bin = static_cast<size_t>(std::floor(position)) + 1;
-  return std::min(bin, kBins - 1);
+  // Compared as a double first: an infinite or huge value must not reach the integer cast.
+  if (!(position < static_cast<double>(kBins - 1))) {
+    return kBins - 1;
+  }
+  return static_cast<size_t>(std::floor(position)) + 1;
 }
 
 double LatencyHistogram::bin_value(size_t bin) {

@@ -54,6 +54,9 @@ TEST(LatencyHistogram, OutOfRangeValuesLandInTheEndBinsAndInvalidOnesAreIgnored)
   h.add(0);
   EXPECT_EQ(LatencyHistogram::bin_of(0), 0u);
   EXPECT_EQ(LatencyHistogram::bin_of(1e12), LatencyHistogram::kBins - 1);
+  EXPECT_EQ(LatencyHistogram::bin_of(std::numeric_limits<double>::infinity()),
+            LatencyHistogram::kBins - 1);
+  EXPECT_EQ(LatencyHistogram::bin_of(std::numeric_limits<double>::quiet_NaN()), 0u);
   EXPECT_EQ(h.count(), 1u);
 }
 
