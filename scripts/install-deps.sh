@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Installs the Debian packages Tandem builds and tests against. Idempotent: it only calls
-# apt-get when a package is missing, so a warm machine pays nothing.
+# Installs the Debian packages Tandem builds and tests against, then the npm packages compiled
+# into the binary (web/vendor: uPlot for the dashboard's plots). Idempotent: it only calls
+# apt-get when a package is missing and npm when web/vendor's lock file changed, so a warm
+# machine pays nothing and needs no network.
 set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 packages=(
   build-essential cmake ninja-build ccache git ca-certificates jq bc valgrind
@@ -25,15 +28,25 @@ for pkg in "${packages[@]}"; do
   fi
 done
 
-if ((${#missing[@]} == 0)); then
-  exit 0
+if ((${#missing[@]} > 0)); then
+  echo "install-deps: installing ${missing[*]}"
+  sudo_cmd=()
+  if [[ $(id -u) -ne 0 ]]; then
+    sudo_cmd=(sudo)
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -q
+  "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-echo "install-deps: installing ${missing[*]}"
-sudo_cmd=()
-if [[ $(id -u) -ne 0 ]]; then
-  sudo_cmd=(sudo)
+# web/vendor's packages, exactly as its lock file pins them (npm ci checks their integrity).
+# npm ci only when the lock file changed: it wipes node_modules and goes to the registry. The
+# stamp lives inside node_modules, so removing node_modules also forces a reinstall.
+vendor="$root/web/vendor"
+lock_sha=$(sha256sum "$vendor/package-lock.json" | cut -d' ' -f1)
+stamp="$vendor/node_modules/.package-lock.sha256"
+if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$lock_sha" ]]; then
+  echo "install-deps: installing web/vendor's npm packages (npm ci)"
+  npm ci --prefix "$vendor" --no-audit --no-fund --ignore-scripts >&2
+  echo "$lock_sha" >"$stamp"
 fi
-export DEBIAN_FRONTEND=noninteractive
-"${sudo_cmd[@]}" apt-get update -q
-"${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,8 +1,10 @@
 #pragma once
 // The operations dashboard (web/dashboard/) and the chat playground (web/chat/): static files
 // compiled into the binary, served at GET /, /dashboard/* and /chat, /chat/*. The dashboard
-// reads /v1/tandem/status and the review queue with the operator's key; the playground
-// streams /v1/chat/completions with a client key. Nothing is fetched from anywhere else.
+// reads /v1/tandem/status, /v1/tandem/series and the review queue with the operator's key and
+// draws its plots with uPlot (web/vendor, served at /dashboard/vendor/* with its licence); the
+// playground streams /v1/chat/completions with a client key. Nothing is fetched from anywhere
+// else.
 
 #include <optional>
 #include <string_view>

@@ -194,6 +194,11 @@ class Gateway {
   int64_t started_unix_ms() const { return started_unix_ms_; }
   // Records a canary run (server/canary.h) in the skew monitor and the metrics.
   void record_canary(const telemetry::CanaryRun& run);
+  // Reads the state the dashboard plots beside the traffic — the edge's decode speed and its
+  // baseline, whether the cloud tier is reachable — into the stats' time series. The gateway
+  // runs it every kSeriesSampleMs (gateway_operations.cpp).
+  void sample_series(int64_t now_ms);
+  static constexpr int64_t kSeriesSampleMs = 2000;
   // The routing database's audit of what went to the cloud; null when operations.audit is off.
   store::AuditLog* audit_log() const { return audit_log_.get(); }
   // Feeds the shared circuit states both ways (circuits this replica opened go out; circuits
@@ -359,7 +364,8 @@ class Gateway {
   void write_trace(store::TraceRecord trace, const DecisionRecord& record, bool failed);
   // Opens the shared state (store.redis) and, with it, the Redis review queue and memory.
   Status open_shared_store();
-  // Spawns device polling, the canaries and the shared-state sync (gateway_operations.cpp).
+  // Spawns device polling, the canaries, the time series' sampling and the shared-state sync
+  // (gateway_operations.cpp).
   void start_monitors(net::asio::any_io_executor executor);
   // The consistency memory's tier for this client's similar queries, if any; the store call
   // runs on store_workers() (gateway_stores.cpp).

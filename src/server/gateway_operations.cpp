@@ -1,5 +1,6 @@
-// The gateway's operational loops and hooks: device polling, canaries, the shared store
-// (Redis or this process) and its circuit sync, and the skew monitor's inputs.
+// The gateway's operational loops and hooks: device polling, canaries, the dashboard's time
+// series, the shared store (Redis or this process) and its circuit sync, and the skew
+// monitor's inputs.
 
 #include <climits>
 
@@ -34,6 +35,18 @@ net::awaitable<void> poll_device_forever(Gateway& gateway, CancelSignal& stop) {
   while (!stop.cancelled()) {
     gateway.monitors().poll_device(unix_ms());
     const bool slept = co_await net::sleep_for(interval, stop);
+    if (!slept) {
+      break;
+    }
+  }
+}
+
+// Several readings per bucket, so that a bucket's gauges exist whatever the request rate.
+net::awaitable<void> sample_series_forever(Gateway& gateway, CancelSignal& stop) {
+  while (!stop.cancelled()) {
+    gateway.sample_series(unix_ms());
+    const bool slept =
+        co_await net::sleep_for(std::chrono::milliseconds(Gateway::kSeriesSampleMs), stop);
     if (!slept) {
       break;
     }
@@ -93,6 +106,8 @@ void Gateway::start_monitors(net::asio::any_io_executor executor) {
     net::asio::co_spawn(strand(), poll_device_forever(*this, stop_probes_),
                         net::log_failure("operations", "device_poll"));
   }
+  net::asio::co_spawn(strand(), sample_series_forever(*this, stop_probes_),
+                      net::log_failure("operations", "series_sample"));
   if (config_.operations.canary.enabled && engine_ && !cloud_model().empty()) {
     net::asio::co_spawn(strand(), canary_forever(*this, stop_probes_),
                         net::log_failure("operations", "canary"));
@@ -127,6 +142,18 @@ void Gateway::record_canary(const telemetry::CanaryRun& run) {
     fields.emplace_back("agreement", std::to_string(agreement));
   }
   log_event(answered == 0 ? LogLevel::kWarn : LogLevel::kInfo, "canary", "run", fields);
+}
+
+void Gateway::sample_series(int64_t now_ms) {
+  const routing::HealthSnapshot h = health();
+  const auto throttle = monitors_->throttle().snapshot();
+  telemetry::SeriesGauges gauges;
+  gauges.decode_tokens_per_s = throttle.ewma_tokens_per_s;
+  gauges.decode_baseline = throttle.baseline_tokens_per_s;
+  if (h.cloud_configured) {
+    gauges.cloud_online = h.cloud_online;
+  }
+  stats_->series().record_gauges(gauges, now_ms);
 }
 
 void Gateway::observe_cloud_model(const upstream::Upstream& u, const std::string& reported) const {

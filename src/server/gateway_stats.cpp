@@ -135,6 +135,7 @@ void GatewayStats::observe(const store::TraceRecord& trace, bool routed, int64_t
       ttft_.at(tier).add(trace.ttft_ms, now_ms);
     }
   }
+  record_series(trace, routed, known_tier, now_ms);
   const int64_t tokens[2] = {trace.edge_tokens, trace.cloud_tokens};
   for (size_t t = 0; t < 2; ++t) {
     if (tokens[t] > 0) {
@@ -167,6 +168,19 @@ void GatewayStats::observe(const store::TraceRecord& trace, bool routed, int64_t
     const double saved = std::max(0.0, *trace.cost_all_cloud - trace.cost_edge - trace.cost_cloud);
     fleet_deltas_["saved_micro_usd"] += whole(saved_remainder_, saved);
   }
+}
+
+void GatewayStats::record_series(const store::TraceRecord& trace, bool routed, bool known_tier,
+                                 int64_t now_ms) {
+  telemetry::SeriesRequest request;
+  request.tier = telemetry::series_tier(trace.tier.empty() ? "none" : trace.tier.c_str());
+  request.escalated = trace.escalated;
+  request.routed = routed;
+  request.latency_ms = known_tier ? trace.latency_ms : -1;
+  request.ttft_ms = known_tier && trace.ttft_ms > 0 ? trace.ttft_ms : -1;
+  request.spend_usd = trace.cost_edge + trace.cost_cloud;
+  request.all_cloud_usd = trace.cost_all_cloud;
+  series_.record_request(request, now_ms);
 }
 
 void GatewayStats::count_privacy_pin(const store::TraceRecord& trace) {

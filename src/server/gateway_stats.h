@@ -1,7 +1,8 @@
 #pragma once
 // What the gateway counts about the requests it answers, declared once in one place (Envoy's
 // habit): the Prometheus metrics of GET /metrics, and the sliding windows behind the status
-// page's live numbers (tier shares and latency percentiles of the last few minutes). Fed once
+// page's live numbers (tier shares and latency percentiles of the last few minutes), and the
+// time series behind the dashboard's plots (the last hours in 10 s buckets). Fed once
 // per request, at its end, from the request's trace (store::TraceRecord) — the one summary of
 // what the router saw and did — so metrics, status and stored traces cannot disagree.
 //
@@ -18,6 +19,7 @@
 #include "store/trace_log.h"
 #include "telemetry/latency_window.h"
 #include "telemetry/metrics.h"
+#include "telemetry/time_series.h"
 
 namespace tandem::server {
 
@@ -32,6 +34,10 @@ class GatewayStats {
 
   telemetry::MetricsRegistry& registry() { return registry_; }
   const telemetry::MetricsRegistry& registry() const { return registry_; }
+  // The dashboard's plots: requests are recorded by observe(); readings of lasting state
+  // (decode speed, cloud reachability) by whoever samples them (Gateway::sample_series).
+  telemetry::TimeSeries& series() { return series_; }
+  const telemetry::TimeSeries& series() const { return series_; }
 
   // One finished request, from its completed trace. `routed`: the client asked for `tandem`
   // (the router decided), not a named model.
@@ -61,6 +67,8 @@ class GatewayStats {
   // The requests counter of one (tier, pattern, reason): resolved once, then cached.
   telemetry::Counter& requests_counter(const std::string& tier, const std::string& pattern,
                                        const std::string& reason);
+  // The request in the dashboard's time series.
+  void record_series(const store::TraceRecord& trace, bool routed, bool known_tier, int64_t now_ms);
   // The privacy pin of a request, when a privacy rule kept it on the device.
   void count_privacy_pin(const store::TraceRecord& trace);
 
@@ -82,6 +90,7 @@ class GatewayStats {
   telemetry::WindowedCounter recent_escalations_;
   std::map<std::string, telemetry::LatencyWindow> latency_;  // by tier; fixed at construction
   std::map<std::string, telemetry::LatencyWindow> ttft_;
+  telemetry::TimeSeries series_{telemetry::TimeSeries::Options{}};
   mutable std::mutex mutex_;
   std::map<std::string, uint64_t> pins_by_detector_;     // guarded by mutex_
   std::map<std::string, int64_t> fleet_deltas_;          // guarded by mutex_

@@ -3,6 +3,7 @@
 // Internal to the server component.
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -102,6 +103,24 @@ inline std::optional<std::string> query_value(const std::string& query, const st
     }
     start = end + 1;
   }
+  return std::nullopt;
+}
+
+// An integer query parameter in [min, max] into `out` (left alone when the parameter is
+// absent); an error naming it when it is not one.
+inline std::optional<std::string> read_integer(const std::string& query, const std::string& key,
+                                               int64_t min, int64_t max, int64_t& out) {
+  const auto text = query_value(query, key);
+  if (!text) {
+    return std::nullopt;
+  }
+  int64_t value = 0;
+  const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
+  if (ec != std::errc() || end != text->data() + text->size() || value < min || value > max) {
+    return "query parameter '" + key + "' must be an integer between " + std::to_string(min) +
+           " and " + std::to_string(max) + ", not '" + *text + "'";
+  }
+  out = value;
   return std::nullopt;
 }
 

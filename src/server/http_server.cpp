@@ -19,6 +19,7 @@
 #include "server/in_flight.h"
 #include "server/operations_api.h"
 #include "server/responses.h"
+#include "server/series_api.h"
 #include "server/shadow_api.h"
 #include "server/status_api.h"
 #include "server/tandem_api.h"
@@ -93,7 +94,8 @@ ApiResponse HttpServer::State::tandem_endpoint(const http::request<http::string_
     const bool detailed = query.find("explain") != std::string::npos;
     return route_endpoint(*gateway, req.body(), std::get<routing::RequestHints>(hints), detailed);
   }
-  if (path == "/v1/tandem/shadow" || path == "/v1/tandem/status" || path == "/v1/tandem/audit") {
+  if (path == "/v1/tandem/shadow" || path == "/v1/tandem/status" || path == "/v1/tandem/audit" ||
+      path == "/v1/tandem/series") {
     if (!get) {
       return error_response_body(invalid_request("use GET on " + path));
     }
@@ -105,6 +107,9 @@ ApiResponse HttpServer::State::tandem_endpoint(const http::request<http::string_
     }
     if (path == "/v1/tandem/audit") {
       return audit_endpoint(*gateway, query);
+    }
+    if (path == "/v1/tandem/series") {
+      return series_endpoint(*gateway, query);
     }
     const bool ready = health_body(*gateway, shutting_down, false)["ready"].get<bool>();
     return {200, status_json(*gateway, ready)};

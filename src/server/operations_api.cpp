@@ -1,33 +1,11 @@
 #include "server/operations_api.h"
 
-#include <charconv>
-
 #include "common/time_text.h"
 #include "server/gateway_util.h"
 
 namespace tandem::server {
-namespace {
 
 using nlohmann::json;
-
-// A non-negative integer query parameter, or an error naming it.
-std::optional<std::string> read_integer(const std::string& query, const std::string& key,
-                                        int64_t min, int64_t max, int64_t& out) {
-  const auto text = query_value(query, key);
-  if (!text) {
-    return std::nullopt;
-  }
-  int64_t value = 0;
-  const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
-  if (ec != std::errc() || end != text->data() + text->size() || value < min || value > max) {
-    return "query parameter '" + key + "' must be an integer between " + std::to_string(min) +
-           " and " + std::to_string(max) + ", not '" + *text + "'";
-  }
-  out = value;
-  return std::nullopt;
-}
-
-}  // namespace
 
 ApiResponse audit_endpoint(Gateway& gateway, const std::string& query) {
   if (gateway.audit_log() == nullptr) {

@@ -384,6 +384,36 @@ std::optional<GamingMonitor::ClientReport> GamingMonitor::client(const std::stri
   return judge_locked(*found->second, /*all_numbers=*/true);
 }
 
+std::vector<GamingMonitor::Interval> GamingMonitor::client_history(const std::string& client,
+                                                                   int64_t from_ms, int64_t step_ms,
+                                                                   size_t steps,
+                                                                   int64_t now_ms) const {
+  std::vector<Interval> out(steps);
+  if (client.empty() || step_ms <= 0 || steps == 0) {
+    return out;
+  }
+  std::lock_guard lock(mutex_);
+  advance_locked(now_ms);
+  const auto found = by_id_.find(client.substr(0, kMaxClientIdBytes));
+  if (found == by_id_.end()) {
+    return out;
+  }
+  for (const Observation& seen : found->second->window) {
+    if (seen.at_ms < from_ms) {
+      continue;
+    }
+    const auto step = static_cast<uint64_t>(seen.at_ms - from_ms) / static_cast<uint64_t>(step_ms);
+    if (step >= steps) {
+      continue;
+    }
+    ++out[step].requests;
+    if (seen.escalated) {
+      ++out[step].escalations;
+    }
+  }
+  return out;
+}
+
 void GamingMonitor::advance_locked(int64_t now_ms) const {
   if (!clock_set_ || now_ms > clock_ms_) {
     clock_ms_ = now_ms;

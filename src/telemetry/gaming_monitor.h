@@ -190,6 +190,17 @@ class GamingMonitor {
   // nothing in the window (never seen, expired or forgotten).
   std::optional<ClientReport> client(const std::string& client, int64_t now_ms) const;
 
+  // One client's requests and escalations in the window at `now_ms`, counted per interval
+  // [from_ms + i * step_ms, from_ms + (i + 1) * step_ms) for i < steps (the dashboard's plot of
+  // a flagged client). Observations outside every interval are left out; an unknown or
+  // anonymous client gets all zeros. O(the client's observations) under the lock.
+  struct Interval {
+    uint32_t requests = 0;
+    uint32_t escalations = 0;
+  };
+  std::vector<Interval> client_history(const std::string& client, int64_t from_ms, int64_t step_ms,
+                                       size_t steps, int64_t now_ms) const;
+
  private:
   struct Counts {
     uint64_t requests = 0;

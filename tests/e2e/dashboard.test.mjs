@@ -4,7 +4,9 @@
 // API keys (an operator key with `admin: true`, a plain client key) and the human review
 // tier enabled (keyword "lawsuit"), then drives the page the gateway embeds with Debian's
 // chromium through playwright-core: the 401 message without a key, live numbers with the
-// operator key, numbers that follow traffic, answering a review ticket, a narrow screen.
+// operator key, numbers that follow traffic, the history plots (uPlot) with a flagged client
+// and a window switch, answering a review ticket, a narrow screen — and no console error or
+// CSP violation anywhere.
 //
 // Environment (tests/e2e/run.sh sets the first three):
 //   TANDEM_BINARY           the gateway (default: <repo>/build/tandem)
@@ -12,10 +14,13 @@
 //   TANDEM_MODEL            the GGUF both tiers serve (default: <repo>/models/stories260K.gguf)
 //   TANDEM_CHROMIUM         the browser (default: /usr/bin/chromium)
 //   TANDEM_REQUIRE_BROWSER  set (CI): a missing browser fails instead of skipping
+//   TANDEM_SCREENSHOT_DIR   (optional) receives dashboard-desktop.png and dashboard-phone.png,
+//                           the README's screenshots
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import path from 'node:path';
 
 import { chromium } from 'playwright-core';
 
@@ -26,10 +31,14 @@ import {
 
 const CHROMIUM = process.env.TANDEM_CHROMIUM || '/usr/bin/chromium';
 const REQUIRE_BROWSER = Boolean(process.env.TANDEM_REQUIRE_BROWSER);
+const SCREENSHOT_DIR = process.env.TANDEM_SCREENSHOT_DIR;
 
-// The gateway reads both keys from its environment (key_env), as in production.
+// The gateway reads the keys from its environment (key_env), as in production. The gamer is a
+// client that sends everything to the cloud, so that the gaming monitor flags it.
 const OPERATOR_KEY = 'tandem-dashboard-operator-key';
 const CLIENT_KEY = 'tandem-dashboard-client-key';
+const GAMER_KEY = 'tandem-dashboard-gamer-key';
+const PLOTS = ['requests', 'latency', 'ttft', 'decode', 'cost', 'cloud', 'gaming'];
 const EDGE_MODEL = 'stories-edge';
 const CLOUD_MODEL = 'cloud-stories';
 const UPSTREAM = 'local-llama';
@@ -61,6 +70,8 @@ server:
       admin: true
     - name: app
       key_env: TANDEM_DASHBOARD_CLIENT_KEY
+    - name: gamer
+      key_env: TANDEM_DASHBOARD_GAMER_KEY
 edge:
   model: ${q(model)}
   name: ${EDGE_MODEL}
@@ -77,6 +88,10 @@ routing:
     enabled: true
     keywords:
       - {name: legal, words: [lawsuit]}
+operations:
+  gaming:                    # judged on a test's worth of traffic, not production's
+    min_requests: 5
+    min_population: 10
 `;
 }
 
@@ -155,12 +170,17 @@ describe('dashboard in a headless browser', { skip: skipReason, timeout: 240_000
     assert.equal(code, 200, `GET /v1/tandem/status with the operator key: ${text}`);
     return json;
   };
-  const chat = (content, { pattern, key = CLIENT_KEY } = {}) => api('/v1/chat/completions', {
+  const chat = (content, { pattern, key = CLIENT_KEY, maxTokens = 8 } = {}) => api('/v1/chat/completions', {
     key,
     method: 'POST',
     headers: pattern ? { 'X-Tandem-Pattern': pattern } : {},
-    body: { model: 'tandem', messages: [{ role: 'user', content }], temperature: 0, max_tokens: 8 },
+    body: { model: 'tandem', messages: [{ role: 'user', content }], temperature: 0, max_tokens: maxTokens },
   });
+  // What plots.js says a plot holds: its points, and its values that are neither null nor 0.
+  const plotCounts = (id) => page.getByTestId(`plot-${id}`).evaluate(
+    (el) => ({ points: Number(el.dataset.points ?? -1), values: Number(el.dataset.values ?? -1) }));
+  // CSP violations the page reported (the init script below collects them).
+  const cspViolations = () => page.evaluate(() => window.__cspViolations ?? []);
   const text = (testId) => page.getByTestId(testId).first().textContent({ timeout: 5_000 });
   const assertNoProblems = (when) => {
     const unexplained = loadFailures
@@ -222,6 +242,7 @@ describe('dashboard in a headless browser', { skip: skipReason, timeout: 240_000
       env: {
         TANDEM_DASHBOARD_OPERATOR_KEY: OPERATOR_KEY,
         TANDEM_DASHBOARD_CLIENT_KEY: CLIENT_KEY,
+        TANDEM_DASHBOARD_GAMER_KEY: GAMER_KEY,
       },
     });
     await gateway.waitReady();
@@ -233,6 +254,14 @@ describe('dashboard in a headless browser', { skip: skipReason, timeout: 240_000
     });
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     context.setDefaultTimeout(UI_TIMEOUT_MS);
+    // Runs before the page's own scripts (and outside its CSP): records every violation, so a
+    // blocked inline style or script fails the test even if the console message changes.
+    await context.addInitScript(() => {
+      window.__cspViolations = [];
+      document.addEventListener('securitypolicyviolation', (e) => {
+        window.__cspViolations.push(`${e.violatedDirective}: ${e.blockedURI || 'inline'} (${e.sourceFile}:${e.lineNumber})`);
+      });
+    });
     page = await context.newPage();
     watch(page);
   }, { timeout: 3 * READY_TIMEOUT_MS });
@@ -366,6 +395,69 @@ describe('dashboard in a headless browser', { skip: skipReason, timeout: 240_000
     assertNoProblems('while traffic flowed');
   });
 
+  test('plots: every history plot draws the traffic, a flagged client, and the window switch', async () => {
+    // Edge generations of 40 tokens, one at a time: the decode-speed monitor counts those.
+    for (let i = 0; i < 3; ++i) {
+      const { status: code, text: raw } = await chat(`Once upon a time, long story ${i}`, { pattern: 'edge', maxTokens: 40 });
+      assert.equal(code, 200, raw);
+    }
+    // The app's routed traffic stays mostly on the edge; the gamer's all goes to the cloud.
+    for (let i = 0; i < 12; ++i) {
+      const { status: code, text: raw } = await chat(`Once upon a time, plain ${i}`, { pattern: 'edge' });
+      assert.equal(code, 200, raw);
+    }
+    for (let i = 0; i < 10; ++i) {
+      const { status: code, text: raw } = await chat(`Once upon a time, gamed ${i}`, { pattern: 'cloud', key: GAMER_KEY });
+      assert.equal(code, 200, raw);
+    }
+    await eventually('the gaming monitor flags the gamer', async () => {
+      const s = await status();
+      assert.ok(s.gaming.flagged.some((f) => f.client === 'gamer'), JSON.stringify(s.gaming));
+    });
+
+    await page.getByTestId('plot-window-3600').click();
+    await eventually('every plot is drawn with data', async () => {
+      assert.equal(await page.getByTestId('plots').getAttribute('data-window'), '3600');
+      for (const id of PLOTS) {
+        const canvas = page.getByTestId(`plot-${id}`).locator('canvas');
+        assert.equal(await canvas.count(), 1, `plot-${id} has its canvas`);
+        const box = await canvas.boundingBox();
+        assert.ok(box && box.width > 200 && box.height > 100, `plot-${id} canvas: ${JSON.stringify(box)}`);
+        const { points, values } = await plotCounts(id);
+        assert.ok(points >= 360 && points <= 361, `plot-${id}: ${points} points over an hour`);
+        assert.ok(values > 0, `plot-${id} shows some values`);
+      }
+    });
+    // The gamer has its own line in the gaming plot's legend.
+    const legend = await page.getByTestId('plot-gaming').locator('.u-legend').textContent();
+    assert.match(legend, /gamer/, `gaming legend: ${legend}`);
+
+    await page.getByTestId('plot-window-300').click();
+    await eventually('the 5-minute window', async () => {
+      assert.equal(await page.getByTestId('plots').getAttribute('data-window'), '300');
+      const { points, values } = await plotCounts('requests');
+      assert.ok(points >= 30 && points <= 31, `${points} points over 5 minutes`);
+      assert.ok(values > 0, 'the recent traffic is in the 5-minute window');
+    });
+    assert.equal(await page.getByTestId('plot-window-300').getAttribute('aria-pressed'), 'true');
+    await page.getByTestId('plot-window-21600').click();
+    await eventually('the 6-hour window', async () => {
+      assert.equal(await page.getByTestId('plots').getAttribute('data-window'), '21600');
+      const { points } = await plotCounts('requests');
+      assert.ok(points >= 360 && points <= 361, `${points} points over 6 hours (a minute each)`);
+    });
+    await page.getByTestId('plot-window-3600').click();
+    await eventually('back to the hour', async () => {
+      assert.equal(await page.getByTestId('plots').getAttribute('data-window'), '3600');
+    });
+    assert.deepEqual(await cspViolations(), [], 'no CSP violations');
+    assertNoProblems('while drawing the plots');
+    if (SCREENSHOT_DIR) {
+      fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
+      await page.screenshot({ path: path.join(SCREENSHOT_DIR, 'dashboard-desktop.png'), fullPage: true });
+    }
+  });
+
   test('review: a "lawsuit" query is listed, answered from the page, and the client gets the answer', async () => {
     const prompt = 'My landlord threatens a lawsuit over the deposit. <b>What</b> should I do?';
     const { status: code, json, text: raw } = await chat(prompt);
@@ -436,9 +528,18 @@ describe('dashboard in a headless browser', { skip: skipReason, timeout: 240_000
       assert.equal(await item.count(), 1);
     });
     await item.scrollIntoViewIfNeeded();
+    await eventually('the plots are drawn at the narrow width', async () => {
+      for (const id of PLOTS) {
+        const { values } = await plotCounts(id);
+        assert.ok(values > 0, `plot-${id} shows some values`);
+        const box = await page.getByTestId(`plot-${id}`).locator('canvas').boundingBox();
+        assert.ok(box && box.width > 200 && box.width <= 400, `plot-${id} canvas: ${JSON.stringify(box)}`);
+      }
+    });
     for (const id of ['tier-share-edge', 'tier-share-cloud', 'requests-total', 'latency-edge-p50',
       'cost-saved', 'edge-model', 'device-state', `circuit-${UPSTREAM}`, 'api-key', 'status-line',
-      'review-item', 'review-answer-text', 'review-answer-button']) {
+      'review-item', 'review-answer-text', 'review-answer-button', 'plot-window-21600',
+      ...PLOTS.map((p) => `plot-${p}`)]) {
       const box = await page.getByTestId(id).first().boundingBox();
       assert.ok(box && box.width > 0 && box.height > 0, `${id} is rendered`);
       assert.ok(box.x >= 0 && box.x + box.width <= 400 + 1, `${id} fits in 400 px: ${JSON.stringify(box)}`);
@@ -446,6 +547,10 @@ describe('dashboard in a headless browser', { skip: skipReason, timeout: 240_000
     const [scrollWidth, innerWidth] = await page.evaluate(
       () => [document.documentElement.scrollWidth, window.innerWidth]);
     assert.ok(scrollWidth <= innerWidth, `no sideways scrolling: ${scrollWidth} > ${innerWidth}`);
+    assert.deepEqual(await cspViolations(), [], 'no CSP violations');
     assertNoProblems('on a narrow screen');
+    if (SCREENSHOT_DIR) {
+      await page.screenshot({ path: path.join(SCREENSHOT_DIR, 'dashboard-phone.png'), fullPage: true });
+    }
   });
 });

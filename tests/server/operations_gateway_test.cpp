@@ -171,6 +171,76 @@ TEST(OperationsGatewayTest, StatusShowsTrafficLatencyCostModelsAndCircuits) {
   EXPECT_TRUE(s["gaming"]["flagged"].empty());
 }
 
+// The sum of one of the series' count columns.
+int64_t column_sum(const json& values) {
+  int64_t sum = 0;
+  for (const auto& v : values) {
+    sum += v.get<int64_t>();
+  }
+  return sum;
+}
+
+// The values of a column that are not null.
+size_t measured(const json& values) {
+  size_t n = 0;
+  for (const auto& v : values) {
+    n += v.is_null() ? 0 : 1;
+  }
+  return n;
+}
+
+TEST(OperationsGatewayTest, SeriesPlotTrafficLatencyCostAndCloudReachability) {
+  FaultUpstream fault;
+  GatewayUnderTest gateway(cloud_yaml(fault.base_url(), ""));
+  for (const char* tier : {"edge", "edge", "cloud"}) {
+    ASSERT_EQ(
+        post(gateway.port(), "/v1/chat/completions", routed("Once upon a time"), pattern(tier))
+            .status,
+        200);
+  }
+  auto r = request(gateway.port(), "GET", "/v1/tandem/series?window_s=300");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json s = r.json_body();
+  EXPECT_EQ(s["window_s"], 300);
+  EXPECT_EQ(s["bucket_s"], 10);
+  EXPECT_EQ(s["step_s"], 10);
+  EXPECT_EQ(s["retention_s"], 6 * 3600);
+  const size_t points = s["t"].size();
+  EXPECT_GE(points, 30u);
+  EXPECT_LE(points, 31u);
+  EXPECT_EQ(column_sum(s["requests"]["edge"]), 2);
+  EXPECT_EQ(column_sum(s["requests"]["cloud"]), 1);
+  EXPECT_EQ(s["requests"]["human"].size(), points) << "every column is as long as the times";
+  EXPECT_GE(measured(s["latency_ms"]["edge"]["p50"]), 1u);
+  EXPECT_GE(measured(s["latency_ms"]["cloud"]["p95"]), 1u);
+  EXPECT_GE(measured(s["ttft_ms"]["edge"]["p50"]), 1u);
+  EXPECT_EQ(measured(s["latency_ms"]["human"]["p50"]), 0u);
+  EXPECT_GE(measured(s["escalation_rate"]), 1u);
+  double spend = 0;
+  double saved = 0;
+  for (size_t i = 0; i < points; ++i) {
+    spend += s["cost_usd"]["spend"][i].get<double>();
+    saved += s["cost_usd"]["saved"][i].get<double>();
+  }
+  EXPECT_GT(spend, 0);
+  EXPECT_GT(saved, 0) << "the edge answers cost nothing against the cloud's prices";
+  // The gateway samples the cloud's reachability as it starts, then every 2 s.
+  EXPECT_GE(measured(s["cloud_available"]), 1u);
+  EXPECT_EQ(s["gaming"]["enabled"], true);
+  EXPECT_TRUE(s["gaming"]["clients"].empty());
+  EXPECT_EQ(s["gaming"]["routed_cloud_share"].size(), points);
+
+  const json six_hours =
+      request(gateway.port(), "GET", "/v1/tandem/series?window_s=21600").json_body();
+  EXPECT_EQ(six_hours["step_s"], 60) << "2,160 buckets merge into at most 360 points";
+  EXPECT_LE(six_hours["t"].size(), 361u);
+  EXPECT_EQ(column_sum(six_hours["requests"]["edge"]), 2);
+  for (const char* bad : {"window_s=59", "window_s=21601", "window_s=abc"}) {
+    const auto refused = request(gateway.port(), "GET", std::string("/v1/tandem/series?") + bad);
+    EXPECT_EQ(refused.status, 400) << bad << ": " << refused.body;
+  }
+}
+
 TEST(OperationsGatewayTest, OperatorEndpointsNeedAnAdminKeyButTheDashboardDoesNot) {
   ::setenv("TANDEM_TEST_OPERATOR_KEY", "op-key-1", 1);
   ::setenv("TANDEM_TEST_CLIENT_KEY", "client-key-1", 1);
@@ -182,7 +252,8 @@ TEST(OperationsGatewayTest, OperatorEndpointsNeedAnAdminKeyButTheDashboardDoesNo
       cloud_yaml(fault.base_url(), ""));
   const std::map<std::string, std::string> ops = {{"Authorization", "Bearer op-key-1"}};
   const std::map<std::string, std::string> app = {{"Authorization", "Bearer client-key-1"}};
-  for (const char* path : {"/metrics", "/v1/tandem/status", "/v1/tandem/audit"}) {
+  for (const char* path :
+       {"/metrics", "/v1/tandem/status", "/v1/tandem/audit", "/v1/tandem/series"}) {
     EXPECT_EQ(request(gateway.port(), "GET", path).status, 401) << path;
     EXPECT_EQ(request(gateway.port(), "GET", path, "", app).status, 403) << path;
     EXPECT_EQ(request(gateway.port(), "GET", path, "", ops).status, 200) << path;
@@ -196,6 +267,16 @@ TEST(OperationsGatewayTest, OperatorEndpointsNeedAnAdminKeyButTheDashboardDoesNo
   EXPECT_NE(page.body.find("dashboard.js"), std::string::npos);
   EXPECT_EQ(request(gateway.port(), "GET", "/dashboard/dashboard.js").status, 200);
   EXPECT_EQ(request(gateway.port(), "GET", "/dashboard/dashboard.css").status, 200);
+  // The plots and their library, with its licence: compiled in, no key needed.
+  for (const char* asset : {"/dashboard/plots.js", "/dashboard/vendor/uPlot.iife.min.js",
+                            "/dashboard/vendor/uPlot.min.css"}) {
+    const auto file = request(gateway.port(), "GET", asset);
+    EXPECT_EQ(file.status, 200) << asset;
+    EXPECT_GT(file.body.size(), 1000u) << asset;
+  }
+  const auto licence = request(gateway.port(), "GET", "/dashboard/vendor/uPlot.LICENSE.txt");
+  EXPECT_EQ(licence.status, 200);
+  EXPECT_NE(licence.body.find("MIT License"), std::string::npos);
   EXPECT_EQ(request(gateway.port(), "GET", "/dashboard/../../etc/passwd").status, 404);
   EXPECT_EQ(request(gateway.port(), "GET", "/dashboard/%2e%2e/secret").status, 404);
 }

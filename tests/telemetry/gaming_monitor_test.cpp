@@ -480,6 +480,41 @@ TEST(GamingMonitorTest, OddInputNeverBreaksIt) {
   EXPECT_EQ(client->client.size(), kMaxClientIdBytes);
 }
 
+TEST(GamingMonitorTest, ClientHistoryCountsPerIntervalWithinTheWindow) {
+  GamingOptions options;
+  options.window_ms = 60'000;
+  GamingMonitor monitor(options);
+  const auto seen = [&monitor](int64_t at_ms, bool escalated) {
+    RoutingObservation o;
+    o.client = "alice";
+    o.kind = "open";
+    o.escalated = escalated;
+    o.now_ms = at_ms;
+    monitor.record(o);
+  };
+  seen(1'000, true);  // leaves the window by now = 70'000
+  seen(20'000, true);
+  seen(25'000, false);
+  seen(59'999, true);
+  seen(65'000, false);
+  const auto history = monitor.client_history("alice", 20'000, 10'000, 5, 70'000);
+  ASSERT_EQ(history.size(), 5u);
+  EXPECT_EQ(history[0].requests, 2u);  // [20 s, 30 s)
+  EXPECT_EQ(history[0].escalations, 1u);
+  EXPECT_EQ(history[1].requests, 0u);
+  EXPECT_EQ(history[3].requests, 1u);  // [50 s, 60 s)
+  EXPECT_EQ(history[3].escalations, 1u);
+  EXPECT_EQ(history[4].requests, 1u);  // [60 s, 70 s)
+  EXPECT_EQ(history[4].escalations, 0u);
+  for (const auto& empty : {monitor.client_history("bob", 0, 10'000, 3, 70'000),
+                            monitor.client_history("", 0, 10'000, 3, 70'000)}) {
+    ASSERT_EQ(empty.size(), 3u);
+    for (const auto& interval : empty) {
+      EXPECT_EQ(interval.requests, 0u);
+    }
+  }
+}
+
 TEST(GamingMonitorTest, ConcurrentUseIsSafe) {
   GamingOptions options;
   options.window_ms = 1000;

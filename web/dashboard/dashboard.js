@@ -1,5 +1,5 @@
 // Tandem operations dashboard: polls the gateway's JSON API on the same origin every 2 s and
-// renders it. No framework, nothing fetched from elsewhere; all data is written with
+// renders it; plots.js draws the history plots from what this file fetches. No framework, nothing fetched from elsewhere; all data is written with
 // textContent (prompts and answers are untrusted), never as HTML.
 'use strict';
 
@@ -541,12 +541,29 @@
     return inFlight;
   }
 
+  // The plots' series (plots.js): at most every SERIES_MS (a bucket is 10 s; redrawing more
+  // often shows nothing new), and at once when the operator picks another window.
+  const SERIES_MS = 5000;
+  let seriesAt = 0;
+  let seriesWindow = null;
+
+  async function pollSeries() {
+    const windowS = window.TandemPlots.windowSeconds();
+    if (windowS === seriesWindow && Date.now() - seriesAt < SERIES_MS) return;
+    const doc = await api(`/v1/tandem/series?window_s=${encodeURIComponent(windowS)}`);
+    window.TandemPlots.render(doc);
+    seriesAt = Date.now();
+    seriesWindow = windowS;
+  }
+
   async function poll() {
-    const [status, reviews] = await Promise.allSettled([
+    const [status, reviews, series] = await Promise.allSettled([
       api('/v1/tandem/status'),
       api('/v1/tandem/reviews?status=pending&limit=50'),
+      pollSeries(),
     ]);
     const errors = [];
+    if (series.status === 'rejected') errors.push(describeError('Plots', series.reason));
     if (status.status === 'fulfilled') {
       try {
         renderStatus(status.value);
@@ -578,7 +595,7 @@
     const statusLine = $('status-line');
     if (errors.length) {
       // The status and the reviews usually fail alike (same key): say it once.
-      const unique = [...new Set(errors.map((e) => e.replace(/^(Status|Reviews): /, '')))];
+      const unique = [...new Set(errors.map((e) => e.replace(/^(Status|Reviews|Plots): /, '')))];
       statusLine.textContent = unique.length === 1 ? unique[0] : errors.join(' | ');
       statusLine.className = 'error';
     } else {
@@ -619,6 +636,7 @@
       useKey('');
     });
     $('refresh').addEventListener('click', () => refresh());
+    window.TandemPlots.init(() => refresh());
     document.addEventListener('visibilitychange', () => {
       if (!document.hidden) refresh();
     });
