@@ -13,6 +13,9 @@ constexpr std::size_t kMinBarCells = 10;
 constexpr std::size_t kMaxBarCells = 30;
 // Terminals narrower than this get a truncated line rather than a wrapped one.
 constexpr std::size_t kMinWidth = 20;
+// The widest timing() ("  999k/s  ETA 99:59:59"): the bar's size is chosen as if the counts and
+// the timing were as wide as they will get, so it does not jitter from frame to frame.
+constexpr std::size_t kTimingReserve = 22;
 
 // Erases from the cursor to the end of the line: a shorter frame leaves no tail of the last one.
 constexpr std::string_view kEraseLine = "\x1b[K";
@@ -98,7 +101,9 @@ std::string render_progress(const ProgressFrame& frame) {
   std::string label(frame.label);
   std::string middle;
   if (frame.total > 0) {
-    const std::size_t used = label.size() + tail.size() + 3;  // " [" and "]"
+    ProgressFrame widest = frame;
+    widest.done = frame.total;
+    const std::size_t used = label.size() + counts(widest).size() + kTimingReserve + 3;  // " []"
     const std::size_t free = room > used ? room - used : 0;
     if (free >= kMinBarCells) {
       middle = bar(std::min(free, kMaxBarCells), frame.done, frame.total);

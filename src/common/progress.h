@@ -33,6 +33,20 @@ class NoProgress final : public Progress {
   void update(std::size_t /*done*/) override {}
 };
 
+// One phase counted step by step, for work whose steps are not numbered by a loop index:
+//   PhaseSteps fits(progress, "fitting", folds); ... fits.step(); ... fits.step();
+class PhaseSteps {
+ public:
+  PhaseSteps(Progress& progress, std::string_view label, std::size_t total) : progress_(progress) {
+    progress_.phase(label, total);
+  }
+  void step() { progress_.update(++done_); }
+
+ private:
+  Progress& progress_;
+  std::size_t done_ = 0;
+};
+
 // The shared do-nothing instance, the default of every library function that reports.
 inline Progress& no_progress() {
   static NoProgress none;

@@ -24,8 +24,18 @@ TEST(ProgressRender, KnownTotalShowsBarCountsPercentRateAndTimeLeft) {
   // 50 of 200 in 2 s: 25/s, 150 left take 6 s.
   const std::string line =
       render_progress({.label = "scoring prompts", .done = 50, .total = 200, .elapsed_s = 2.0});
-  EXPECT_EQ(line, "scoring prompts [#######.......................] 50/200  25%  25/s  ETA 0:06");
+  EXPECT_EQ(line, "scoring prompts [######...................] 50/200  25%  25/s  ETA 0:06");
   EXPECT_LT(line.size(), 80U);
+}
+
+TEST(ProgressRender, TheBarKeepsItsSizeAsTheCountsAndRateGrow) {
+  const auto bar_of = [](std::size_t done, double elapsed) {
+    const std::string line = render_progress(
+        {.label = "routing prompts", .done = done, .total = 14037, .elapsed_s = elapsed});
+    return line.substr(line.find('['), line.find(']') - line.find('[') + 1);
+  };
+  EXPECT_EQ(bar_of(0, 0).size(), bar_of(7, 0.001).size());
+  EXPECT_EQ(bar_of(7, 0.001).size(), bar_of(14037, 5000).size());
 }
 
 TEST(ProgressRender, NoRateOrTimeLeftBeforeTheFirstStep) {
@@ -41,8 +51,8 @@ TEST(ProgressRender, UnknownTotalShowsTheCountRateAndElapsedTime) {
 }
 
 TEST(ProgressRender, DoneBeyondTheTotalIsShownAsComplete) {
-  EXPECT_EQ(render_progress({.label = "x", .done = 12, .total = 10, .elapsed_s = 1.0, .width = 44}),
-            "x [###########] 10/10  100%  12/s  ETA 0:00");
+  EXPECT_EQ(render_progress({.label = "x", .done = 12, .total = 10, .elapsed_s = 1.0, .width = 52}),
+            "x [#############] 10/10  100%  12/s  ETA 0:00");
 }
 
 TEST(ProgressRender, NeverAsWideAsTheTerminal) {
@@ -97,7 +107,7 @@ TEST_F(ProgressBarTest, DrawsAtOnceThenAtMostEveryHundredMilliseconds) {
   bar_.phase("scoring prompts", 100);
   ASSERT_EQ(writes_.size(), 1U);
   EXPECT_EQ(writes_[0],
-            "\rscoring prompts [..............................] 0/100  0%" + std::string(kErase));
+            "\rscoring prompts [.........................] 0/100  0%" + std::string(kErase));
   for (std::size_t done = 1; done <= 9; ++done) {
     now_ += milliseconds(10);
     bar_.update(done);
@@ -108,7 +118,7 @@ TEST_F(ProgressBarTest, DrawsAtOnceThenAtMostEveryHundredMilliseconds) {
   ASSERT_EQ(writes_.size(), 2U);
   // 10 of 100 in 100 ms: 100/s, 90 left take 0.9 s.
   EXPECT_EQ(writes_[1],
-            "\rscoring prompts [###...........................] 10/100  10%  100/s  "
+            "\rscoring prompts [##.......................] 10/100  10%  100/s  "
             "ETA 0:01" +
                 std::string(kErase));
 }
