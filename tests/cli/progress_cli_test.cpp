@@ -146,7 +146,7 @@ TEST(CliProgress, PipedStderrGetsNoProgress) {
 }
 
 TEST(CliProgress, LongCommandsListNoProgressInTheirHelp) {
-  for (const char* command : {"eval", "calibrate"}) {
+  for (const char* command : {"eval", "calibrate", "router train", "router eval"}) {
     const Output help = run_shell(kTandem + " " + command + " --help");
     EXPECT_EQ(help.exit_code, 0) << command;
     EXPECT_NE(help.text.find("--no-progress"), std::string::npos) << command;
