@@ -42,10 +42,11 @@ std::string timing(const ProgressFrame& f) {
   return out + "  ETA " + format_duration(left);
 }
 
-// " 6210/14037  44%" with a known total, " 6210" without.
+// " 6210/14037  44%" with a known total, " 6210" without, nothing while there is nothing to
+// count (a phase of one opaque step, such as hashing a file).
 std::string counts(const ProgressFrame& f) {
   if (f.total == 0) {
-    return " " + std::to_string(f.done);
+    return f.done == 0 ? "" : " " + std::to_string(f.done);
   }
   const std::size_t done = std::min(f.done, f.total);
   const auto percent = static_cast<int>(100 * done / f.total);
