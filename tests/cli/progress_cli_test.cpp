@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -12,6 +13,9 @@
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+
+#include "routing/prompt_features.h"
+#include "store/trace_log.h"
 
 namespace {
 
@@ -132,6 +136,45 @@ TEST(CliProgress, QuantizeAndDriftOnATerminalDrawThenClear) {
   EXPECT_NE(verbose.terminal.text.find("llama"), std::string::npos) << "the log is shown";
 }
 
+// A gateway's routing database with `n` edge answers of the cascade.
+std::string trace_database(size_t n) {
+  const std::string path = ::testing::TempDir() + "/progress-traces.db";
+  std::filesystem::remove(path);
+  auto database = tandem::store::Database::open(path);
+  EXPECT_TRUE(database) << database.error().message;
+  tandem::store::TraceLog log(database.value());
+  for (size_t i = 0; i < n; ++i) {
+    tandem::store::TraceRecord r;
+    r.unix_ms = 1764478200000 + static_cast<int64_t>(i) * 1000;
+    r.request_id = "req-" + std::to_string(i);
+    r.model = "tandem";
+    r.pattern = "cascade";
+    r.tier = "edge";
+    r.kind = "open";
+    r.reason_codes = {"pattern.cascade"};
+    r.features.assign(tandem::routing::kFeatureCount, 0.0F);
+    r.confidence = tandem::store::TraceConfidence{20, -0.1, -0.2, 0, 0, 0.8, 0.5};
+    EXPECT_TRUE(log.append(r));
+  }
+  return path;
+}
+
+TEST(CliProgress, ReplayCountsTheRequestsItDecidesAgain) {
+  const std::string db = trace_database(3);
+  const std::string config = ::testing::TempDir() + "/progress-replay.yaml";
+  std::ofstream(config) << "routing:\n  pattern: cascade\n";
+  const std::string replay = kTandem + " replay --traces " + db + " --config " + config;
+  const TerminalRun all = on_terminal(replay);
+  ASSERT_EQ(all.terminal.exit_code, 0) << all.terminal.text;
+  expect_a_bar_that_is_cleared(all.terminal.text, "replaying requests [");
+  EXPECT_NE(all.terminal.text.find(" 0/3  0%"), std::string::npos) << all.terminal.text;
+  EXPECT_EQ(all.stdout_text.rfind("replayed 3 request(s)", 0), 0U) << all.stdout_text;
+  const TerminalRun newest = on_terminal(replay + " --limit 2");
+  ASSERT_EQ(newest.terminal.exit_code, 0) << newest.terminal.text;
+  expect_a_bar_that_is_cleared(newest.terminal.text, "reading traces");
+  EXPECT_EQ(on_terminal(replay + " --json").terminal.text, "");
+}
+
 TEST(CliProgress, AnErrorStartsOnTheClearedLine) {
   const TerminalRun run =
       on_terminal(kTandem + " eval --data " + kTraces + " --edge nobody --cloud llama3.1-405b");
@@ -172,7 +215,7 @@ TEST(CliProgress, PipedStderrGetsNoProgress) {
 
 TEST(CliProgress, LongCommandsListNoProgressInTheirHelp) {
   for (const char* command :
-       {"eval", "calibrate", "router train", "router eval", "models quantize", "drift"}) {
+       {"eval", "calibrate", "router train", "router eval", "models quantize", "drift", "replay"}) {
     const Output help = run_shell(kTandem + " " + command + " --help");
     EXPECT_EQ(help.exit_code, 0) << command;
     EXPECT_NE(help.text.find("--no-progress"), std::string::npos) << command;
