@@ -214,8 +214,8 @@ TEST(CliProgress, PipedStderrGetsNoProgress) {
 }
 
 TEST(CliProgress, LongCommandsListNoProgressInTheirHelp) {
-  for (const char* command :
-       {"eval", "calibrate", "router train", "router eval", "models quantize", "drift", "replay"}) {
+  for (const char* command : {"eval", "calibrate", "router train", "router eval", "models quantize",
+                              "drift", "replay", "router train-task"}) {
     const Output help = run_shell(kTandem + " " + command + " --help");
     EXPECT_EQ(help.exit_code, 0) << command;
     EXPECT_NE(help.text.find("--no-progress"), std::string::npos) << command;
