@@ -11,8 +11,6 @@ namespace {
 // the label.
 constexpr std::size_t kMinBarCells = 10;
 constexpr std::size_t kMaxBarCells = 30;
-// Terminals narrower than this get a truncated line rather than a wrapped one.
-constexpr std::size_t kMinWidth = 20;
 // The widest timing() ("  999k/s  ETA 99:59:59"): the bar's size is chosen as if the counts and
 // the timing were as wide as they will get, so it does not jitter from frame to frame.
 constexpr std::size_t kTimingReserve = 22;
@@ -97,7 +95,8 @@ std::string format_rate(double per_second) {
 }
 
 std::string render_progress(const ProgressFrame& frame) {
-  const std::size_t room = std::max(frame.width, kMinWidth) - 1;  // the cursor's cell
+  // The cursor's cell stays free: a line as wide as the terminal wraps on some of them.
+  const std::size_t room = frame.width > 0 ? frame.width - 1 : 0;
   const std::string tail = counts(frame) + timing(frame);
   std::string label(frame.label);
   std::string middle;

@@ -354,7 +354,7 @@ int eval(const EvalFlags& flags) {
     return 2;
   }
   CommandProgress progress({.json = flags.json, .no_progress = flags.no_progress});
-  auto report = eval::evaluate_router(model, flags.data, pairs, eval::kDefaultCloudShares,
+  auto report = eval::evaluate_router(model, flags.data, pairs, eval::default_cloud_shares(),
                                       progress.progress());
   progress.finish();
   if (!report) {

@@ -43,7 +43,9 @@ void add_no_progress_flag(CLI::App& command, bool& no_progress) {
 }
 
 CommandProgress::CommandProgress(const ProgressChoice& choice) {
-  if (progress_wanted(choice, ::isatty(STDERR_FILENO) == 1, std::getenv("TERM"))) {
+  // Read once, on the command's thread, before any work starts other threads.
+  const char* term = std::getenv("TERM");  // NOLINT(concurrency-mt-unsafe)
+  if (progress_wanted(choice, ::isatty(STDERR_FILENO) == 1, term)) {
     bar_ = std::make_unique<ProgressBar>(write_stderr, stderr_columns());
   }
 }

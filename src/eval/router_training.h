@@ -41,7 +41,10 @@ struct ModelPair {
 };
 
 // The cloud shares thresholds are suggested for, unless told otherwise.
-inline const std::vector<double> kDefaultCloudShares = {0.1, 0.2, 0.3, 0.4, 0.5};
+inline const std::vector<double>& default_cloud_shares() {
+  static const std::vector<double> shares = {0.1, 0.2, 0.3, 0.4, 0.5};
+  return shares;
+}
 
 struct TrainingOptions {
   std::vector<std::string> data_files;
@@ -62,7 +65,7 @@ struct TrainingOptions {
   uint64_t seed = 0;     // salts the split hash
   size_t max_slice_rows = 2000;    // rows of one source's task used, chosen by hash; 0: all
   size_t slice_weight_rows = 500;  // a larger slice weighs as much as this many rows; 0: off
-  std::vector<double> cloud_shares = kDefaultCloudShares;  // for suggested thresholds
+  std::vector<double> cloud_shares = default_cloud_shares();  // for suggested thresholds
 };
 
 inline constexpr double kL2Grid[] = {1, 10, 100, 1000, 10000, kPriorOnly};
@@ -141,7 +144,7 @@ Result<TrainingReport> train_router(const TrainingOptions& options,
 Result<EvaluationReport> evaluate_router(
     const ComplexityModel& model, const std::vector<std::string>& data_files,
     const std::vector<ModelPair>& pairs,
-    const std::vector<double>& cloud_shares = kDefaultCloudShares,
+    const std::vector<double>& cloud_shares = default_cloud_shares(),
     Progress& progress = no_progress());
 
 // "edge -> cloud; edge -> cloud", for messages and reports.
