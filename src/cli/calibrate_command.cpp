@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/terminal_progress.h"
 #include "common/read_file.h"
 #include "config/config_editor.h"
 #include "eval/calibrate.h"
@@ -32,6 +33,7 @@ struct CalibrateFlags {
   bool edge_cost_zero = false;
   bool left_out_tasks = false;
   bool json = false;
+  bool no_progress = false;
 };
 
 int fail(const std::string& message) {
@@ -44,7 +46,8 @@ int fail(const std::string& message) {
 Result<std::vector<eval::Sample>> load_samples(const CalibrateFlags& flags,
                                                const config::RoutingConfig& routing,
                                                eval::CalibrateOptions& options,
-                                               std::vector<std::string>& notes) {
+                                               std::vector<std::string>& notes,
+                                               Progress& progress) {
   if (!flags.traces.empty()) {
     auto db = store::open_trace_database(flags.traces);
     if (!db) {
@@ -68,7 +71,7 @@ Result<std::vector<eval::Sample>> load_samples(const CalibrateFlags& flags,
   if (!router) {
     return router.error();
   }
-  auto rows = eval::load_trace_paths(flags.data);
+  auto rows = eval::load_trace_paths(flags.data, progress);
   if (!rows) {
     return rows.error();
   }
@@ -77,7 +80,7 @@ Result<std::vector<eval::Sample>> load_samples(const CalibrateFlags& flags,
   sample_options.cloud = flags.cloud;
   sample_options.edge_cost_zero = flags.edge_cost_zero;
   sample_options.seed = flags.seed;
-  auto set = eval::make_samples(rows.value(), sample_options, *router.value());
+  auto set = eval::make_samples(rows.value(), sample_options, *router.value(), progress);
   if (!set) {
     return set.error();
   }
@@ -87,6 +90,30 @@ Result<std::vector<eval::Sample>> load_samples(const CalibrateFlags& flags,
                           "'): a cascade cannot be calibrated on it");
   }
   return std::move(set.value().samples);
+}
+
+// Loads the samples and calibrates on them: the part that takes time, under the progress bar.
+Result<eval::CalibrateResult> calibrate_samples(const CalibrateFlags& flags,
+                                                const config::RoutingConfig& routing,
+                                                eval::CalibrateOptions& options,
+                                                std::vector<std::string>& notes,
+                                                Progress& progress) {
+  auto samples = load_samples(flags, routing, options, notes, progress);
+  if (!samples) {
+    return samples.error();
+  }
+  auto result = eval::calibrate(samples.value(), options, progress);
+  if (!result) {
+    return result.error();
+  }
+  if (flags.left_out_tasks) {
+    auto checks = eval::check_left_out_tasks(samples.value(), options, progress);
+    if (!checks) {
+      return checks.error();
+    }
+    result.value().left_out_tasks = std::move(checks).value();
+  }
+  return result;
 }
 
 int run_calibrate(const CalibrateFlags& flags) {
@@ -121,20 +148,11 @@ int run_calibrate(const CalibrateFlags& flags) {
   options.seed = flags.seed;
   options.base = base.routing.cascade;
   std::vector<std::string> notes;
-  auto samples = load_samples(flags, base.routing, options, notes);
-  if (!samples) {
-    return fail(samples.error().message);
-  }
-  auto result = eval::calibrate(samples.value(), options);
+  CommandProgress progress({.json = flags.json, .no_progress = flags.no_progress});
+  auto result = calibrate_samples(flags, base.routing, options, notes, progress.progress());
+  progress.finish();
   if (!result) {
     return fail(result.error().message);
-  }
-  if (flags.left_out_tasks) {
-    auto checks = eval::check_left_out_tasks(samples.value(), options);
-    if (!checks) {
-      return fail(checks.error().message);
-    }
-    result.value().left_out_tasks = std::move(checks).value();
   }
   result.value().notes.insert(result.value().notes.begin(), notes.begin(), notes.end());
   if (base.routing.pattern != "cascade" &&
@@ -210,6 +228,7 @@ std::function<int()> add_calibrate_command(CLI::App& app) {
                 "also calibrate without each task in turn and apply the result to it: how the "
                 "target holds on traffic of a kind the calibration never saw");
   cmd->add_flag("--json", flags->json, "print one JSON object");
+  add_no_progress_flag(*cmd, flags->no_progress);
   return [flags] { return run_calibrate(*flags); };
 }
 

@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "cli/json_output.h"
+#include "cli/terminal_progress.h"
 #include "engine/drift.h"
 #include "engine/llama_backend.h"
 #include "engine/text_stream.h"
@@ -26,6 +27,7 @@ struct DriftFlags {
   engine::DriftOptions options;
   bool json = false;
   bool verbose = false;
+  bool no_progress = false;
 };
 
 json limits_json(const engine::DriftLimits& limits) {
@@ -158,7 +160,10 @@ int drift(const DriftFlags& flags) {
     std::cerr << "tandem drift: " << prompts.error().message << "\n";
     return 1;
   }
-  auto report = engine::measure_drift(flags.options, prompts.value());
+  CommandProgress progress(
+      {.json = flags.json, .no_progress = flags.no_progress, .quiet_log = !flags.verbose});
+  auto report = engine::measure_drift(flags.options, prompts.value(), progress.progress());
+  progress.finish();
   if (!report) {
     std::cerr << "tandem drift: " << report.error().message << "\n";
     return 1;
@@ -215,7 +220,8 @@ std::function<int()> add_drift_command(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--json", flags->json,
                 "Print one JSON object: models, limits, summary, verdict, violations, prompts");
-  cmd->add_flag("-v,--verbose", flags->verbose, "Show llama.cpp's own log");
+  cmd->add_flag("-v,--verbose", flags->verbose, "Show llama.cpp's own log (instead of progress)");
+  add_no_progress_flag(*cmd, flags->no_progress);
   return [flags] { return drift(*flags); };
 }
 

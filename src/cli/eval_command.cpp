@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/terminal_progress.h"
 #include "eval/evaluate.h"
 #include "eval/router_training.h"
 #include "eval/svg_plot.h"
@@ -25,6 +26,7 @@ struct EvalFlags {
   bool by_task = false;
   bool left_out_tasks = false;
   bool json = false;
+  bool no_progress = false;
 };
 
 int run_eval(const EvalFlags& flags) {
@@ -45,7 +47,9 @@ int run_eval(const EvalFlags& flags) {
     }
     options.config = std::move(config).value();
   }
-  auto report = eval::evaluate(options);
+  CommandProgress progress({.json = flags.json, .no_progress = flags.no_progress});
+  auto report = eval::evaluate(options, progress.progress());
+  progress.finish();
   if (!report) {
     std::cerr << "tandem eval: " << report.error().message << "\n";
     return 1;
@@ -102,6 +106,7 @@ std::function<int()> add_eval_command(CLI::App& app) {
                 "cross-fit the learned policies leaving one task out, instead of 5 folds by row "
                 "id: their figures on tasks they have not seen");
   cmd->add_flag("--json", flags->json, "print one JSON object");
+  add_no_progress_flag(*cmd, flags->no_progress);
   return [flags] { return run_eval(*flags); };
 }
 

@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/json_output.h"
+#include "cli/terminal_progress.h"
 #include "engine/llama_backend.h"
 #include "engine/quantize.h"
 
@@ -16,12 +17,16 @@ struct QuantizeFlags {
   engine::QuantizeOptions options;
   bool json = false;
   bool verbose = false;
+  bool no_progress = false;
 };
 
 int quantize(const QuantizeFlags& flags) {
   engine::set_llama_log_level(flags.verbose ? engine::LlamaLogLevel::kVerbose
                                             : engine::LlamaLogLevel::kQuiet);
-  auto written = engine::quantize_model(flags.options);
+  CommandProgress progress(
+      {.json = flags.json, .no_progress = flags.no_progress, .quiet_log = !flags.verbose});
+  auto written = engine::quantize_model(flags.options, progress.progress());
+  progress.finish();
   if (!written) {
     std::cerr << "tandem models quantize: " << written.error().message << "\n";
     return 1;
@@ -58,7 +63,8 @@ std::function<int()> add_models_quantize_command(CLI::App& models) {
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--json", flags->json, "Print the written model's identity as one JSON object");
-  cmd->add_flag("-v,--verbose", flags->verbose, "Show llama.cpp's own log");
+  cmd->add_flag("-v,--verbose", flags->verbose, "Show llama.cpp's own log (instead of progress)");
+  add_no_progress_flag(*cmd, flags->no_progress);
   return [flags] { return quantize(*flags); };
 }
 

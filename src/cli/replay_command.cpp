@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/terminal_progress.h"
 #include "common/time_text.h"
 #include "config/config.h"
 #include "eval/replay.h"
@@ -27,6 +28,7 @@ struct ReplayFlags {
   size_t limit = 0;
   size_t changes = 20;
   bool json = false;
+  bool no_progress = false;
 };
 
 int64_t now_ms() {
@@ -166,10 +168,14 @@ int run(const ReplayFlags& flags) {
   eval::Replayer replayer(router.value(), flags.changes);
   int64_t first_ms = 0;
   int64_t last_ms = 0;
+  CommandProgress bar({.json = flags.json, .no_progress = flags.no_progress});
+  Progress& progress = bar.progress();
+  size_t replayed = 0;
   auto visit = [&](store::TraceRecord&& t) {
     first_ms = first_ms == 0 ? t.unix_ms : std::min(first_ms, t.unix_ms);
     last_ms = std::max(last_ms, t.unix_ms);
     replayer.add(recorded(std::move(t)));
+    progress.update(++replayed);
     return true;
   };
   Status status;
@@ -177,8 +183,10 @@ int run(const ReplayFlags& flags) {
     // The newest N, replayed in the order they happened.
     query.limit = flags.limit;
     query.newest_first = true;
+    progress.phase("reading traces", 0);
     auto rows = log.read(query);
     if (rows) {
+      progress.phase("replaying requests", rows->size());
       for (auto it = rows->rbegin(); it != rows->rend(); ++it) {
         visit(std::move(*it));
       }
@@ -186,9 +194,13 @@ int run(const ReplayFlags& flags) {
       status = rows.error();
     }
   } else {
-    // Oldest first, one row at a time: a million traces need not fit in memory.
+    // Oldest first, one row at a time: a million traces need not fit in memory. Every row is
+    // replayed unless --since leaves some out, whose number only the scan tells (0: unknown).
+    const auto rows = query.since_ms == 0 ? log.count() : Result<size_t>(size_t{0});
+    progress.phase("replaying requests", rows ? rows.value() : 0);
     status = log.scan(query, visit);
   }
+  bar.finish();
   if (!status) {
     std::cerr << "tandem replay: " << status.error().message << "\n";
     return 1;
@@ -228,6 +240,7 @@ std::function<int()> add_replay_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(size_t{0}, size_t{1000000}));
   cmd->add_flag("--json", flags->json, "Print the report as JSON");
+  add_no_progress_flag(*cmd, flags->no_progress);
   return [flags] { return run(*flags); };
 }
 

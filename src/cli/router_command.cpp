@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/number_flag.h"
+#include "cli/terminal_progress.h"
 #include "eval/router_training.h"
 #include "eval/server_traces.h"
 #include "store/trace_log.h"
@@ -32,6 +33,7 @@ struct TrainFlags {
   double holdout = 0.2;
   uint64_t seed = 0;
   bool json = false;
+  bool no_progress = false;
 };
 
 struct ExplainFlags {
@@ -49,6 +51,7 @@ struct EvalFlags {
   std::string cloud;
   std::vector<std::string> pairs;
   bool json = false;
+  bool no_progress = false;
 };
 
 // --edge/--cloud, then each --pair EDGE,CLOUD, in that order: a row is labelled by the first
@@ -257,7 +260,9 @@ int train(const TrainFlags& flags) {
       return 2;
     }
   }
-  auto report = eval::train_router(options);
+  CommandProgress progress({.json = flags.json, .no_progress = flags.no_progress});
+  auto report = eval::train_router(options, progress.progress());
+  progress.finish();
   if (!report) {
     std::cerr << "tandem router train: " << report.error().message << "\n";
     return 1;
@@ -348,7 +353,10 @@ int eval(const EvalFlags& flags) {
   if (pairs.empty()) {
     return 2;
   }
-  auto report = eval::evaluate_router(model, flags.data, pairs);
+  CommandProgress progress({.json = flags.json, .no_progress = flags.no_progress});
+  auto report = eval::evaluate_router(model, flags.data, pairs, eval::default_cloud_shares(),
+                                      progress.progress());
+  progress.finish();
   if (!report) {
     std::cerr << "tandem router eval: " << report.error().message << "\n";
     return 1;
@@ -430,6 +438,7 @@ std::function<int()> add_router_command(CLI::App& app) {
   train_cmd->add_option("--seed", train_flags->seed, "Salts the train/holdout split")
       ->capture_default_str();
   train_cmd->add_flag("--json", train_flags->json, "Print the report as one JSON object");
+  add_no_progress_flag(*train_cmd, train_flags->no_progress);
 
   CLI::App* eval_cmd = router->add_subcommand(
       "eval", "Score routing traces with a complexity model: AUC, cloud share and quality");
@@ -440,6 +449,7 @@ std::function<int()> add_router_command(CLI::App& app) {
       ->check(CLI::ExistingFile);
   add_pair_options(*eval_cmd, eval_flags->edge, eval_flags->cloud, eval_flags->pairs);
   eval_cmd->add_flag("--json", eval_flags->json, "Print the report as one JSON object");
+  add_no_progress_flag(*eval_cmd, eval_flags->no_progress);
 
   CLI::App* explain_cmd = router->add_subcommand(
       "explain", "Score one prompt and show which features moved the score, largest first");

@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "cli/number_flag.h"
+#include "cli/terminal_progress.h"
 #include "eval/pair_ordering.h"
 #include "eval/task_training.h"
 #include "routing/router.h"
@@ -24,6 +25,7 @@ struct TaskFlags {
   std::string l2 = "auto";
   int iterations = 300;
   bool json = false;
+  bool no_progress = false;
 };
 
 double percent(size_t part, size_t whole) {
@@ -75,7 +77,9 @@ int train_task(const TaskFlags& flags) {
       return 1;
     }
   }
-  auto report = eval::train_task_model(options);
+  CommandProgress progress({.json = flags.json, .no_progress = flags.no_progress});
+  auto report = eval::train_task_model(options, progress.progress());
+  progress.finish();
   if (!report) {
     std::cerr << "tandem router train-task: " << report.error().message << "\n";
     return 1;
@@ -222,6 +226,7 @@ std::function<int()> add_router_task_commands(CLI::App& router) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   command->add_flag("--json", flags->json, "Print the report as one JSON object");
+  add_no_progress_flag(*command, flags->no_progress);
   return [flags, command, pairs_flags, pairs_command]() -> int {
     if (pairs_command->parsed()) {
       return order_pairs(*pairs_flags);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <filesystem>
 #include <span>
 #include <string_view>
@@ -99,11 +100,19 @@ Error with_role(const std::string& role, const Error& error) {
   return make_error(error.code, role + " model: " + error.message);
 }
 
-Result<LoadedModel> open_model(const std::string& path, const std::string& role) {
+// llama.cpp's loading progress, from 0 to 1, as percent steps of the current phase.
+bool report_loading(float done, void* progress) {
+  static_cast<Progress*>(progress)->update(static_cast<size_t>(std::lround(done * 100.0F)));
+  return true;  // keep loading
+}
+
+Result<LoadedModel> open_model(const std::string& path, const std::string& role,
+                               Progress& progress) {
   auto header = read_gguf_header(path);
   if (!header) {
     return with_role(role, header.error());
   }
+  progress.phase("hashing the " + role + " model", 0);
   auto digest = sha256_file(path);
   if (!digest) {
     return with_role(role, digest.error());
@@ -123,6 +132,9 @@ Result<LoadedModel> open_model(const std::string& path, const std::string& role)
   }
   llama_model_params params = llama_model_default_params();
   params.n_gpu_layers = 0;
+  progress.phase("loading the " + role + " model", 100);
+  params.progress_callback = report_loading;
+  params.progress_callback_user_data = &progress;
   loaded.model.reset(llama_model_load_from_file(path.c_str(), params));
   if (!loaded.model) {
     return make_error(ErrorCode::kInvalidModel,
@@ -420,16 +432,16 @@ Status check_memory(const LoadedModel& reference, const LoadedModel& candidate,
 }  // namespace
 
 Result<DriftReport> measure_drift(const DriftOptions& options,
-                                  const std::vector<DriftPrompt>& prompts) {
+                                  const std::vector<DriftPrompt>& prompts, Progress& progress) {
   if (auto valid = validate_options(options, prompts); !valid) {
     return valid.error();
   }
   ensure_llama_backend();
-  auto reference = open_model(options.reference_path, "reference");
+  auto reference = open_model(options.reference_path, "reference", progress);
   if (!reference) {
     return reference.error();
   }
-  auto candidate = open_model(options.candidate_path, "candidate");
+  auto candidate = open_model(options.candidate_path, "candidate", progress);
   if (!candidate) {
     return candidate.error();
   }
@@ -475,12 +487,14 @@ Result<DriftReport> measure_drift(const DriftOptions& options,
   report.continuation_tokens = options.continuation_tokens;
   report.limits = options.limits;
   LockstepEvaluator evaluator(reference.value(), candidate.value(), options.continuation_tokens);
+  progress.phase("measuring drift on prompts", prompts.size());
   for (size_t i = 0; i < prompts.size(); ++i) {
     auto measured = evaluator.evaluate(prompts[i], tokenized[i]);
     if (!measured) {
       return measured.error();
     }
     report.prompts.push_back(std::move(measured).value());
+    progress.update(i + 1);
   }
   report.summary = summarize(report.prompts);
   report.violations = check_limits(report.summary, options.limits);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/progress.h"
 #include "common/result.h"
 #include "engine/drift_metrics.h"
 #include "engine/drift_prompts.h"
@@ -46,7 +47,10 @@ struct DriftReport {
 // prompt that tokenizes to nothing), kNotFound / kInvalidModel (a model file),
 // kContextOverflow (a prompt plus the continuation exceeds a model's trained context, naming
 // FILE:LINE), kInsufficientMemory, kInternal (llama.cpp failed, or produced NaN logits).
+// Reports its phases: hashing and loading each model (in percent, from llama.cpp), then one step
+// per prompt measured.
 Result<DriftReport> measure_drift(const DriftOptions& options,
-                                  const std::vector<DriftPrompt>& prompts);
+                                  const std::vector<DriftPrompt>& prompts,
+                                  Progress& progress = no_progress());
 
 }  // namespace tandem::engine

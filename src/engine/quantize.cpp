@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
+#include <string_view>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -77,6 +79,22 @@ Status check_full_precision(const std::string& path, const GgufHeader& header) {
   return {};
 }
 
+// llama.cpp's quantizer logs "[  12/ 291]  blk.0.attn_q.weight - [...], type = f32, " as it
+// starts each tensor, and reports its progress nowhere else. The tensor's number, or nullopt for
+// any other text: a log that changes shape leaves the bar where it is, the work unharmed.
+std::optional<size_t> tensor_started(std::string_view text) {
+  if (text.empty() || text.front() != '[') {
+    return std::nullopt;
+  }
+  int index = 0;
+  int total = 0;
+  const std::string head(text.substr(0, 32));
+  if (std::sscanf(head.c_str(), "[%d/%d]", &index, &total) != 2 || index < 1 || total < index) {
+    return std::nullopt;
+  }
+  return static_cast<size_t>(index);
+}
+
 // A file beside the output that is removed unless it was renamed into place.
 class TemporaryOutput {
  public:
@@ -140,7 +158,7 @@ std::vector<std::string> quantization_type_names() {
   return names;
 }
 
-Result<ModelIdentity> quantize_model(const QuantizeOptions& options) {
+Result<ModelIdentity> quantize_model(const QuantizeOptions& options, Progress& progress) {
   auto ftype = parse_type(options.type);
   if (!ftype) {
     return ftype.error();
@@ -169,13 +187,26 @@ Result<ModelIdentity> quantize_model(const QuantizeOptions& options) {
   llama_model_quantize_params params = llama_model_quantize_default_params();
   params.ftype = ftype.value();
   params.nthread = options.threads;
-  if (llama_model_quantize(options.input_path.c_str(), output.path().c_str(), &params) != 0) {
+  const size_t tensors = header->tensors.size();
+  progress.phase("quantizing tensors", tensors);
+  int status = 0;
+  {
+    LlamaLogObserver observer([&progress](std::string_view text) {
+      if (const auto started = tensor_started(text)) {
+        progress.update(*started - 1);
+      }
+    });
+    status = llama_model_quantize(options.input_path.c_str(), output.path().c_str(), &params);
+  }
+  if (status != 0) {
     return make_error(ErrorCode::kInvalidModel,
                       "llama.cpp could not quantize '" + options.input_path + "' to " +
                           upper(options.type) +
                           " (unsupported architecture, corrupt tensors or a failed write; run "
                           "with --verbose for llama.cpp's own message)");
   }
+  progress.update(tensors);
+  progress.phase("writing and hashing the output", 0);
   if (auto committed = output.commit(); !committed) {
     return committed.error();
   }

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "common/progress.h"
 #include "common/result.h"
 #include "engine/model_identity.h"
 
@@ -24,10 +25,13 @@ struct QuantizeOptions {
 // Writes the quantized model to a temporary file beside `output_path` and renames it into place:
 // `output_path` is the old file or the complete new one, never a partial write. Tensors whose
 // rows do not fit the type's block size fall back to a wider type, as llama.cpp decides.
-// Returns the new file's identity.
+// Returns the new file's identity. Reports two phases: one step per tensor quantized (read from
+// llama.cpp's log, its only report of progress; so one quantization at a time per process), then
+// hashing the written file.
 // Errors: kInvalidArgument (unknown type, input already quantized, output is a directory),
 // kNotFound (input missing; output directory missing or not writable), kInvalidModel (input is
 // not a GGUF, or llama.cpp cannot read its architecture or tensors), kInternal (rename failed).
-Result<ModelIdentity> quantize_model(const QuantizeOptions& options);
+Result<ModelIdentity> quantize_model(const QuantizeOptions& options,
+                                     Progress& progress = no_progress());
 
 }  // namespace tandem::engine

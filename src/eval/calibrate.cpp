@@ -200,7 +200,7 @@ RealizedPoint apply_cascade(const config::CascadeConfig& cascade,
 }
 
 Result<CalibrateResult> calibrate(const std::vector<Sample>& samples,
-                                  const CalibrateOptions& options) {
+                                  const CalibrateOptions& options, Progress& progress) {
   if (options.target_quality.has_value() == options.target_cloud_share.has_value()) {
     return make_error(ErrorCode::kInvalidArgument,
                       "give exactly one target: --target-quality or --target-cloud-share");
@@ -246,6 +246,8 @@ Result<CalibrateResult> calibrate(const std::vector<Sample>& samples,
   if (options.per_kind != "on") {
     variants.push_back(false);
   }
+  // Each variant's cross-fit, then the final fit, then the bootstrap.
+  PhaseSteps steps(progress, "calibrating", variants.size() + 2);
   std::vector<double> best_gain;
   Chosen best;
   for (const bool per_kind : variants) {
@@ -265,6 +267,7 @@ Result<CalibrateResult> calibrate(const std::vector<Sample>& samples,
       best_gain = gain;
       result.per_kind = per_kind;
     }
+    steps.step();
   }
   result.margin = best.margin;
   FitOptions fit;
@@ -273,6 +276,7 @@ Result<CalibrateResult> calibrate(const std::vector<Sample>& samples,
   fit.per_kind = result.per_kind;
   result.calibration = fit_calibration(fit_rows, kEdgeTier, fit);
   result.cascade = to_cascade_config(result.calibration, result.margin, options.base);
+  steps.step();
 
   // What to expect: the out-of-fold decisions on the fitting rows, resampled.
   const size_t n = fit_rows.size();
@@ -307,6 +311,7 @@ Result<CalibrateResult> calibrate(const std::vector<Sample>& samples,
     quality_draws.push_back(q);
     share_draws.push_back(s);
   }
+  steps.step();
   result.expected_quality_vs_cloud = percentile_interval(quality_estimate, quality_draws);
   result.expected_cloud_share = percentile_interval(share_estimate, share_draws);
   result.check = apply_cascade(result.cascade, check_rows);
@@ -327,7 +332,8 @@ Result<CalibrateResult> calibrate(const std::vector<Sample>& samples,
 }
 
 Result<std::vector<LeftOutTaskCheck>> check_left_out_tasks(const std::vector<Sample>& samples,
-                                                           const CalibrateOptions& options) {
+                                                           const CalibrateOptions& options,
+                                                           Progress& progress) {
   std::set<std::string> tasks;
   for (const auto& s : samples) {
     tasks.insert(s.task);
@@ -339,6 +345,8 @@ Result<std::vector<LeftOutTaskCheck>> check_left_out_tasks(const std::vector<Sam
   CalibrateOptions fit_all = options;
   fit_all.fit_share = 1.0;  // the left-out task is the check
   std::vector<LeftOutTaskCheck> checks;
+  // One step per task; each calibration's own phase would only flicker past.
+  PhaseSteps steps(progress, "calibrating without each task", tasks.size());
   for (const auto& task : tasks) {
     std::vector<Sample> others;
     std::vector<const Sample*> left_out;
@@ -363,6 +371,7 @@ Result<std::vector<LeftOutTaskCheck>> check_left_out_tasks(const std::vector<Sam
           hindsight_shares(fitted.value().calibration, left_out, *options.target_quality);
     }
     checks.push_back(std::move(check));
+    steps.step();
   }
   return checks;
 }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/progress.h"
 #include "common/result.h"
 #include "config/config.h"
 #include "config/config_editor.h"
@@ -88,13 +89,17 @@ struct CalibrateResult {
   std::vector<std::string> notes;
 };
 
+// Reports one phase: each variant's cross-fit, the final fit and the bootstrap.
 Result<CalibrateResult> calibrate(const std::vector<Sample>& samples,
-                                  const CalibrateOptions& options);
+                                  const CalibrateOptions& options,
+                                  Progress& progress = no_progress());
 
 // For each task of the samples (at least two tasks): calibrates on every other task's rows
-// with the same options and applies the result to the left-out task's rows.
+// with the same options and applies the result to the left-out task's rows. Reports one step
+// per task.
 Result<std::vector<LeftOutTaskCheck>> check_left_out_tasks(const std::vector<Sample>& samples,
-                                                           const CalibrateOptions& options);
+                                                           const CalibrateOptions& options,
+                                                           Progress& progress = no_progress());
 
 // The configuration edits that install the result (routing.cascade.*: threshold, weights and
 // every query kind's threshold and weights).

@@ -48,8 +48,18 @@ struct Scored {
   std::vector<double> need;
 };
 
+// The models cross_fitted() will fit for the options (each one per fold): after routing the
+// prompts, they are where eval spends its time.
+size_t cross_fits(const EvalOptions& options, const SampleSet& set) {
+  if (!set.has_confidence) {
+    return 0;
+  }
+  return (wanted(options, "learned") ? 1 : 0) + (wanted(options, "combined") ? 1 : 0) +
+         (options.mid.empty() ? 0 : 2);
+}
+
 std::vector<Scored> score_policies(const EvalOptions& options, const SampleSet& set,
-                                   std::vector<PolicyResult>& unavailable_out) {
+                                   PhaseSteps& fits, std::vector<PolicyResult>& unavailable_out) {
   std::vector<Scored> out;
   const auto& samples = set.samples;
   const std::string no_confidence =
@@ -81,6 +91,7 @@ std::vector<Scored> score_policies(const EvalOptions& options, const SampleSet& 
                    options.left_out_tasks ? "cross-fitted (each task left out)"
                                           : "cross-fitted (5 folds by row id)",
                    CostModel::kCascade, cross_fitted(samples, kEdgeTier, fit, true, fold_by)});
+    fits.step();
   }
   if (wanted(options, "length")) {
     // The peer every prompt-only router must beat: longer prompts to the cloud first.
@@ -338,7 +349,7 @@ void policy_table(std::ostringstream& out, const std::vector<PolicyResult>& poli
 
 }  // namespace
 
-Result<EvalReport> evaluate(const EvalOptions& options) {
+Result<EvalReport> evaluate(const EvalOptions& options, Progress& progress) {
   if (!options.policy.empty() &&
       std::find_if(std::begin(kPolicyNames), std::end(kPolicyNames),
                    [&](const char* n) { return options.policy == n; }) == std::end(kPolicyNames)) {
@@ -353,13 +364,13 @@ Result<EvalReport> evaluate(const EvalOptions& options) {
   if (!router) {
     return router.error();
   }
-  auto rows = eval::load_trace_paths(options.data);
+  auto rows = eval::load_trace_paths(options.data, progress);
   if (!rows) {
     return rows.error();
   }
   SampleOptions sample_options{options.edge, options.mid, options.cloud, options.edge_cost_zero,
                                options.seed};
-  auto set = make_samples(rows.value(), sample_options, *router.value());
+  auto set = make_samples(rows.value(), sample_options, *router.value(), progress);
   if (!set) {
     return set.error();
   }
@@ -381,7 +392,8 @@ Result<EvalReport> evaluate(const EvalOptions& options) {
   report.cloud_quality /= n;
 
   std::vector<PolicyResult> missing;
-  const std::vector<Scored> scored = score_policies(options, set.value(), missing);
+  PhaseSteps fits(progress, "cross-fitting policies", cross_fits(options, set.value()));
+  const std::vector<Scored> scored = score_policies(options, set.value(), fits, missing);
   std::vector<size_t> all(samples.size());
   for (size_t i = 0; i < all.size(); ++i) {
     all[i] = i;
@@ -410,7 +422,9 @@ Result<EvalReport> evaluate(const EvalOptions& options) {
     } else {
       const FitOptions fit;
       const auto edge_good = cross_fitted(samples, kEdgeTier, fit, false);
+      fits.step();
       const auto mid_good = cross_fitted(samples, kMidTier, fit, false);
+      fits.step();
       PolicyResult r;
       r.name = "three_tier";
       r.weights = "cross-fitted (5 folds by row id), per tier";

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/progress.h"
 #include "common/result.h"
 #include "config/config.h"
 #include "eval/curve.h"
@@ -85,7 +86,8 @@ struct EvalReport {
   std::vector<std::string> notes;  // caveats worth reading (in-sample weights, ...)
 };
 
-Result<EvalReport> evaluate(const EvalOptions& options);
+// Reports its phases: reading the traces, routing each prompt, cross-fitting the policies.
+Result<EvalReport> evaluate(const EvalOptions& options, Progress& progress = no_progress());
 
 nlohmann::ordered_json to_json(const EvalReport& report);
 std::string to_text(const EvalReport& report);

@@ -87,6 +87,24 @@ void compare_incumbent(LeftOutReport& report, const std::vector<TrainingExample>
   }
 }
 
+size_t left_out_fits(const std::vector<TrainingExample>& examples, const std::string& by) {
+  // A group is skipped when the rest has one label only: count each group's labels and the
+  // totals instead of building every complement.
+  std::map<std::string, std::pair<size_t, size_t>> groups;  // group -> (positives, negatives)
+  size_t positives = 0;
+  for (const auto& example : examples) {
+    auto& [group_positives, group_negatives] = groups[group_of(example, by)];
+    ++(example.label != 0 ? group_positives : group_negatives);
+    positives += example.label != 0 ? 1 : 0;
+  }
+  const size_t negatives = examples.size() - positives;
+  size_t fits = 0;
+  for (const auto& [group, labels] : groups) {
+    fits += positives > labels.first && negatives > labels.second ? 1 : 0;
+  }
+  return fits;
+}
+
 LeftOutReport leave_one_out(const std::vector<TrainingExample>& examples, const std::string& by,
                             const ModelFitter& fit) {
   std::map<std::string, std::map<std::string, ExampleRefs>> groups;  // group -> slice -> rows

@@ -63,6 +63,10 @@ using ModelFitter = std::function<routing::ComplexityModel(const ExampleRefs& tr
 LeftOutReport leave_one_out(const std::vector<TrainingExample>& examples, const std::string& by,
                             const ModelFitter& fit);
 
+// How many models leave_one_out() fits for these arguments (the groups it does not skip), so a
+// caller can say how far along it is.
+size_t left_out_fits(const std::vector<TrainingExample>& examples, const std::string& by);
+
 // Scores every slice of `report` with `incumbent` as it is (no refit: it was trained on other
 // data) and sets the incumbent's APGR per slice and its mean over the counted slices.
 void compare_incumbent(LeftOutReport& report, const std::vector<TrainingExample>& examples,

@@ -97,11 +97,12 @@ void balance_slices(std::vector<Example>& examples, size_t max_rows, size_t weig
 }
 
 Result<Dataset> load_dataset(const std::vector<std::string>& files,
-                             const std::vector<ModelPair>& pairs, double holdout, uint64_t seed) {
+                             const std::vector<ModelPair>& pairs, double holdout, uint64_t seed,
+                             Progress& progress) {
   if (files.empty()) {
     return Dataset{};
   }
-  auto loaded = load_trace_paths(files);
+  auto loaded = load_trace_paths(files, progress);
   if (!loaded) {
     return loaded.error();
   }
@@ -111,7 +112,10 @@ Result<Dataset> load_dataset(const std::vector<std::string>& files,
   }
   Dataset data;
   data.rows_read = rows.size();
+  progress.phase("extracting prompt features", rows.size());
+  size_t done = 0;
   for (const auto& row : rows) {
+    progress.update(done++);  // here, since skipped rows leave the loop early
     const ModelPair* pair = nullptr;
     std::optional<double> edge_score;
     std::optional<double> cloud_score;
@@ -141,6 +145,7 @@ Result<Dataset> load_dataset(const std::vector<std::string>& files,
     example.turns = static_cast<double>(view.turns);
     data.examples.push_back(std::move(example));
   }
+  progress.update(rows.size());
   return data;
 }
 
@@ -283,7 +288,8 @@ std::vector<int> labels_of(const ExampleRefs& examples) {
 }
 
 // Out-of-fold log-loss and AUC of one penalty; folds by row hash.
-void cross_validate(const ExampleRefs& train, const RouterPrior& prior, L2Candidate& candidate) {
+void cross_validate(const ExampleRefs& train, const RouterPrior& prior, L2Candidate& candidate,
+                    PhaseSteps& fits) {
   std::vector<double> predictions(train.size(), 0.5);
   for (size_t k = 0; k < kFolds; ++k) {
     ExampleRefs fit_rows;
@@ -293,6 +299,7 @@ void cross_validate(const ExampleRefs& train, const RouterPrior& prior, L2Candid
       }
     }
     const auto fitted = fit_complexity_model(fit_rows, prior, candidate.l2);
+    fits.step();
     for (size_t r = 0; r < train.size(); ++r) {
       if (fold_of(train[r]->hash, kFolds) == k) {
         predictions[r] = fitted.model.score(train[r]->features);
@@ -312,24 +319,30 @@ size_t distinct_tasks(const std::vector<Example>& examples) {
   return tasks.size();
 }
 
-ModelFitter fitter(const RouterPrior& prior, double l2) {
-  return
-      [&prior, l2](const ExampleRefs& rows) { return fit_complexity_model(rows, prior, l2).model; };
+// Fits with the prior and the penalty, counting each fit as a step of `fits`.
+ModelFitter fitter(const RouterPrior& prior, double l2, PhaseSteps& fits) {
+  return [&prior, l2, &fits](const ExampleRefs& rows) {
+    auto model = fit_complexity_model(rows, prior, l2).model;
+    fits.step();
+    return model;
+  };
 }
 
 // Each penalty of the grid, judged on left-out tasks when there are enough tasks to leave
 // one out (the mean APGR over them; ties: the stronger penalty), else by cross-validated
 // log-loss on the training split.
 void search_l2(const Dataset& data, const ExampleRefs& train, const RouterPrior& prior,
-               TrainingReport& report) {
+               TrainingReport& report, Progress& progress) {
   const bool by_left_out = distinct_tasks(data.examples) >= kMinLeftOutTasks;
+  const size_t fits_per_penalty = kFolds + (by_left_out ? left_out_fits(data.examples, "task") : 0);
+  PhaseSteps fits(progress, "choosing the L2 penalty", std::size(kL2Grid) * fits_per_penalty);
   std::vector<LeftOutReport> left_out;  // per candidate, kept for the one chosen
   for (double l2 : kL2Grid) {
     L2Candidate candidate;
     candidate.l2 = l2;
-    cross_validate(train, prior, candidate);
+    cross_validate(train, prior, candidate, fits);
     if (by_left_out) {
-      left_out.push_back(leave_one_out(data.examples, "task", fitter(prior, l2)));
+      left_out.push_back(leave_one_out(data.examples, "task", fitter(prior, l2, fits)));
       candidate.left_out_apgr = left_out.back().mean_model;
       if (std::isinf(l2)) {
         report.left_out_task_prior = left_out.back();
@@ -430,7 +443,7 @@ std::string describe(const std::vector<ModelPair>& pairs) {
   return out;
 }
 
-Result<TrainingReport> train_router(const TrainingOptions& options) {
+Result<TrainingReport> train_router(const TrainingOptions& options, Progress& progress) {
   if (!(options.holdout >= 0 && options.holdout <= 0.9)) {
     return make_error(ErrorCode::kInvalidArgument, "holdout must be in [0, 0.9]");
   }
@@ -441,7 +454,8 @@ Result<TrainingReport> train_router(const TrainingOptions& options) {
   if (!prior) {
     return prior.error();
   }
-  auto loaded = load_dataset(options.data_files, options.pairs, options.holdout, options.seed);
+  auto loaded =
+      load_dataset(options.data_files, options.pairs, options.holdout, options.seed, progress);
   if (!loaded) {
     return loaded.error();
   }
@@ -482,16 +496,24 @@ Result<TrainingReport> train_router(const TrainingOptions& options) {
     report.l2 = *options.l2;
     report.l2_selection = "given";
   } else {
-    search_l2(data, train, *prior, report);
+    search_l2(data, train, *prior, report, progress);
   }
   // With a given penalty nothing was searched: leave each task out for it and for the prior.
   if (distinct_tasks(data.examples) >= kMinLeftOutTasks && report.left_out_task.slices.empty()) {
-    report.left_out_task = leave_one_out(data.examples, "task", fitter(*prior, report.l2));
-    if (report.left_out_task_prior.slices.empty()) {
-      report.left_out_task_prior = leave_one_out(data.examples, "task", fitter(*prior, kPriorOnly));
+    const bool with_prior = report.left_out_task_prior.slices.empty();
+    PhaseSteps fits(progress, "leaving each task out",
+                    left_out_fits(data.examples, "task") * (with_prior ? 2 : 1));
+    report.left_out_task = leave_one_out(data.examples, "task", fitter(*prior, report.l2, fits));
+    if (with_prior) {
+      report.left_out_task_prior =
+          leave_one_out(data.examples, "task", fitter(*prior, kPriorOnly, fits));
     }
   }
-  report.left_out_source = leave_one_out(data.examples, "source", fitter(*prior, report.l2));
+  {
+    PhaseSteps fits(progress, "leaving each source out", left_out_fits(data.examples, "source"));
+    report.left_out_source =
+        leave_one_out(data.examples, "source", fitter(*prior, report.l2, fits));
+  }
   if (options.incumbent != nullptr && !report.left_out_task.slices.empty()) {
     compare_incumbent(report.left_out_task, data.examples, *options.incumbent);
     report.accepted =
@@ -499,8 +521,11 @@ Result<TrainingReport> train_router(const TrainingOptions& options) {
   }
 
   // The in-distribution figures: fitted on the training split, measured on the holdout,
-  // through ComplexityModel::score, the code path that routes real requests.
+  // through ComplexityModel::score, the code path that routes real requests. Then the model
+  // that ships, fitted on every row.
+  PhaseSteps final_fits(progress, "fitting the model", 2);
   const FittedModel fitted = fit_complexity_model(train, *prior, report.l2);
+  final_fits.step();
   report.constant_features = fitted.constant_features;
   const ComplexityModel& unlabelled = fitted.model;
   auto score_all = [&](const ExampleRefs& examples) {
@@ -569,6 +594,7 @@ Result<TrainingReport> train_router(const TrainingOptions& options) {
   // suggested thresholds are cloud shares of all rows.
   const ExampleRefs everything = all_rows(data.examples);
   const FittedModel final_fit = fit_complexity_model(everything, *prior, report.l2);
+  final_fits.step();
   const std::vector<double> all_scores = scores_of(final_fit.model, everything);
   auto& suggested = metadata["thresholds"] = nlohmann::ordered_json::array();
   for (double share : options.cloud_shares) {
@@ -592,8 +618,9 @@ Result<TrainingReport> train_router(const TrainingOptions& options) {
 Result<EvaluationReport> evaluate_router(const ComplexityModel& model,
                                          const std::vector<std::string>& data_files,
                                          const std::vector<ModelPair>& pairs,
-                                         const std::vector<double>& cloud_shares) {
-  auto loaded = load_dataset(data_files, pairs, 0.0, 0);
+                                         const std::vector<double>& cloud_shares,
+                                         Progress& progress) {
+  auto loaded = load_dataset(data_files, pairs, 0.0, 0, progress);
   if (!loaded) {
     return loaded.error();
   }

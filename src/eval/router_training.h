@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/progress.h"
 #include "common/result.h"
 #include "eval/left_out.h"
 #include "eval/router_fit.h"
@@ -38,6 +39,12 @@ struct ModelPair {
   std::string edge;   // model name in the traces
   std::string cloud;  // model name in the traces
 };
+
+// The cloud shares thresholds are suggested for, unless told otherwise.
+inline const std::vector<double>& default_cloud_shares() {
+  static const std::vector<double> shares = {0.1, 0.2, 0.3, 0.4, 0.5};
+  return shares;
+}
 
 struct TrainingOptions {
   std::vector<std::string> data_files;
@@ -58,7 +65,7 @@ struct TrainingOptions {
   uint64_t seed = 0;     // salts the split hash
   size_t max_slice_rows = 2000;    // rows of one source's task used, chosen by hash; 0: all
   size_t slice_weight_rows = 500;  // a larger slice weighs as much as this many rows; 0: off
-  std::vector<double> cloud_shares = {0.1, 0.2, 0.3, 0.4, 0.5};  // for suggested thresholds
+  std::vector<double> cloud_shares = default_cloud_shares();  // for suggested thresholds
 };
 
 inline constexpr double kL2Grid[] = {1, 10, 100, 1000, 10000, kPriorOnly};
@@ -127,16 +134,18 @@ struct TrainingReport {
 
 // Loads the traces, splits, fits and evaluates. Errors: unreadable or malformed data (file:line),
 // an edge or cloud model absent from the data (the message lists the models present), no
-// usable rows, a label with one class only.
-Result<TrainingReport> train_router(const TrainingOptions& options);
+// usable rows, a label with one class only. Reports its phases: reading the traces, extracting
+// features, one step per fit of the penalty search and of each left-out group, the final fits.
+Result<TrainingReport> train_router(const TrainingOptions& options,
+                                    Progress& progress = no_progress());
 
 // Scores every row that has both models. Routing points use the thresholds suggested in the
 // model's metadata when it has them, else thresholds for `cloud_shares` on these rows.
-Result<EvaluationReport> evaluate_router(const ComplexityModel& model,
-                                         const std::vector<std::string>& data_files,
-                                         const std::vector<ModelPair>& pairs,
-                                         const std::vector<double>& cloud_shares = {0.1, 0.2, 0.3,
-                                                                                    0.4, 0.5});
+Result<EvaluationReport> evaluate_router(
+    const ComplexityModel& model, const std::vector<std::string>& data_files,
+    const std::vector<ModelPair>& pairs,
+    const std::vector<double>& cloud_shares = default_cloud_shares(),
+    Progress& progress = no_progress());
 
 // "edge -> cloud; edge -> cloud", for messages and reports.
 std::string describe(const std::vector<ModelPair>& pairs);

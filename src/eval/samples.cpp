@@ -3,7 +3,8 @@
 namespace tandem::eval {
 
 Result<SampleSet> make_samples(const std::vector<eval::TraceRow>& rows,
-                               const SampleOptions& options, const routing::Router& router) {
+                               const SampleOptions& options, const routing::Router& router,
+                               Progress& progress) {
   std::vector<std::pair<std::string, std::string>> roles = {{"edge", options.edge},
                                                             {"cloud", options.cloud}};
   if (!options.mid.empty()) {
@@ -25,7 +26,10 @@ Result<SampleSet> make_samples(const std::vector<eval::TraceRow>& rows,
   set.rows_read = rows.size();
   set.models = eval::models_in(rows);
   const std::array<const std::string*, 3> names = {&options.edge, &options.mid, &options.cloud};
+  progress.phase("routing prompts", rows.size());
+  size_t done = 0;
   for (const auto& row : rows) {
+    progress.update(done++);  // here, since incomplete rows leave the loop early
     Sample sample;
     bool complete = true;
     bool costed = true;
@@ -68,6 +72,7 @@ Result<SampleSet> make_samples(const std::vector<eval::TraceRow>& rows,
     sample.complexity = sample.signals.complexity;
     set.samples.push_back(std::move(sample));
   }
+  progress.update(rows.size());
   if (set.samples.empty()) {
     return make_error(ErrorCode::kInvalidArgument,
                       "no row has a score for every model asked for (" +

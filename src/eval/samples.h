@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/progress.h"
 #include "common/result.h"
 #include "eval/curve.h"
 #include "eval/trace_data.h"
@@ -64,9 +65,11 @@ struct SampleSet {
 };
 
 // Builds the samples with the router `router` (its classifier, privacy scanner, rules).
+// Reports one step per row: routing every prompt is what takes time on large trace sets.
 // Errors: a model absent from the data (listing those present), no usable row.
 Result<SampleSet> make_samples(const std::vector<eval::TraceRow>& rows,
-                               const SampleOptions& options, const routing::Router& router);
+                               const SampleOptions& options, const routing::Router& router,
+                               Progress& progress = no_progress());
 
 std::vector<Outcome> outcomes(const std::vector<Sample>& samples);
 double all_cloud_cost(const std::vector<Sample>& samples);

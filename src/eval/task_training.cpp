@@ -92,7 +92,7 @@ double ordered_share(size_t ordered, size_t pairs) {
 std::vector<LeftOutOrdering> leave_one_file_out(const std::vector<PromptPair>& pairs,
                                                 const Examples& examples,
                                                 const std::vector<std::string>& files, double l2,
-                                                int iterations) {
+                                                int iterations, PhaseSteps& fits) {
   std::vector<LeftOutOrdering> rows;
   for (const auto& file : files) {
     std::vector<size_t> train;
@@ -103,6 +103,7 @@ std::vector<LeftOutOrdering> leave_one_file_out(const std::vector<PromptPair>& p
       }
     }
     const TaskModel model = fit_pairs(examples, train, l2, iterations);
+    fits.step();
     for (size_t k = 0; k < pairs.size(); ++k) {
       const PromptPair& pair = pairs[k];
       if (pair.file != file) {
@@ -220,7 +221,8 @@ TaskModel fit_task_model(const std::vector<PromptPair>& pairs, double l2, int it
   return fit_pairs(examples_of(pairs), all_of(pairs.size()), l2, iterations);
 }
 
-Result<TaskTrainingReport> train_task_model(const TaskTrainingOptions& options) {
+Result<TaskTrainingReport> train_task_model(const TaskTrainingOptions& options,
+                                            Progress& progress) {
   std::vector<std::string> files = options.files;
   std::sort(files.begin(), files.end());
   files.erase(std::unique(files.begin(), files.end()), files.end());
@@ -246,8 +248,10 @@ Result<TaskTrainingReport> train_task_model(const TaskTrainingOptions& options) 
       options.l2 ? std::vector<double>{*options.l2} : task_penalty_candidates();
   const Examples examples = examples_of(pairs.value());
   double best = -1;
+  // Each file left out at each penalty, then the final fit on every pair.
+  PhaseSteps fits(progress, "fitting without each file", candidates.size() * files.size() + 1);
   for (const double l2 : candidates) {
-    auto rows = leave_one_file_out(pairs.value(), examples, files, l2, options.iterations);
+    auto rows = leave_one_file_out(pairs.value(), examples, files, l2, options.iterations, fits);
     const double mean = mean_left_out(rows);
     report.penalties.push_back({l2, mean});
     if (mean > best) {  // ties keep the smaller penalty listed first
@@ -257,6 +261,7 @@ Result<TaskTrainingReport> train_task_model(const TaskTrainingOptions& options) 
     }
   }
   TaskModel model = fit_pairs(examples, all_of(report.pairs), report.l2, options.iterations);
+  fits.step();
   size_t ordered = 0;
   for (size_t k = 0; k < report.pairs; ++k) {
     ordered += ordered_by(model, examples, k) ? 1 : 0;

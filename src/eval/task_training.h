@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/progress.h"
 #include "common/result.h"
 #include "routing/task_model.h"
 
@@ -64,8 +65,10 @@ struct TaskTrainingReport {
 const std::vector<double>& task_penalty_candidates();
 
 // Leave-one-file-out at each candidate penalty (or the given one), then the final fit on
-// every pair. Needs at least two files. Deterministic: same files, same weights.
-Result<TaskTrainingReport> train_task_model(const TaskTrainingOptions& options);
+// every pair. Needs at least two files. Deterministic: same files, same weights. Reports one
+// step per fit.
+Result<TaskTrainingReport> train_task_model(const TaskTrainingOptions& options,
+                                            Progress& progress = no_progress());
 
 // One fit: logistic regression of hard (1) vs easy (0) over the n-grams, full-batch gradient
 // descent with momentum from zero, `l2` per example.

@@ -178,7 +178,8 @@ Result<std::vector<TraceRow>> parse_traces(std::istream& in, const std::string& 
   return rows;
 }
 
-Result<std::vector<TraceRow>> load_trace_paths(const std::vector<std::string>& paths) {
+Result<std::vector<TraceRow>> load_trace_paths(const std::vector<std::string>& paths,
+                                               Progress& progress) {
   if (paths.empty()) {
     return make_error(ErrorCode::kInvalidArgument, "no data files given");
   }
@@ -205,14 +206,16 @@ Result<std::vector<TraceRow>> load_trace_paths(const std::vector<std::string>& p
     files.insert(files.end(), found.begin(), found.end());
   }
   std::vector<TraceRow> rows;
-  for (const auto& file : files) {
-    auto loaded = load_traces(file);
+  progress.phase("reading traces", files.size());
+  for (size_t i = 0; i < files.size(); ++i) {
+    auto loaded = load_traces(files[i]);
     if (!loaded) {
       return loaded.error();
     }
     for (auto& row : loaded.value()) {
       rows.push_back(std::move(row));
     }
+    progress.update(i + 1);
   }
   return rows;
 }

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/progress.h"
 #include "common/result.h"
 #include "routing/prompt_features.h"
 
@@ -55,8 +56,9 @@ Result<std::vector<TraceRow>> load_traces(const std::string& path);
 Result<std::vector<TraceRow>> parse_traces(std::istream& in, const std::string& source);
 
 // Reads several files; a directory stands for its *.jsonl files, in name order. Fails when
-// nothing is given or a directory holds no trace file.
-Result<std::vector<TraceRow>> load_trace_paths(const std::vector<std::string>& paths);
+// nothing is given or a directory holds no trace file. Reports one step per file read.
+Result<std::vector<TraceRow>> load_trace_paths(const std::vector<std::string>& paths,
+                                               Progress& progress = no_progress());
 
 // The request a trace row stands for: one user turn after the system prompt.
 PromptView prompt_view(const TraceRow& row);

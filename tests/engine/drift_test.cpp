@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../support/recording_progress.h"
 #include "engine/quantize.h"
 #include "test_files.h"
 
@@ -105,6 +106,18 @@ TEST_F(DriftTest, CountsEveryScoredToken) {
   EXPECT_EQ(report.prompts[0].source, "test:1");
   EXPECT_EQ(report.candidate.quantization, "Q8_0");
   EXPECT_EQ(report.reference.quantization, "all F32");
+}
+
+TEST_F(DriftTest, ReportsLoadingEachModelAndEachPrompt) {
+  testing_support::RecordingProgress progress;
+  ASSERT_TRUE(measure_drift(options_for(q8_path_), kPrompts, progress).ok());
+  EXPECT_EQ(progress.labels(),
+            (std::vector<std::string>{"hashing the reference model", "loading the reference model",
+                                      "hashing the candidate model", "loading the candidate model",
+                                      "measuring drift on prompts"}));
+  EXPECT_TRUE(progress.every_phase_completes());  // llama.cpp's loading ends at 100%
+  EXPECT_EQ(progress.phases()[4].total, kPrompts.size());
+  EXPECT_EQ(progress.phases()[4].updates.size(), kPrompts.size());
 }
 
 TEST_F(DriftTest, Q8_0DriftsLittleAndStaysWithinTheDefaultLimits) {

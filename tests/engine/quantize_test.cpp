@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../support/recording_progress.h"
 #include "engine/gguf_file.h"
 #include "test_files.h"
 
@@ -39,6 +40,30 @@ Result<ModelIdentity> quantize(const std::string& input, const std::string& outp
   options.type = type;
   options.threads = 1;
   return quantize_model(options);
+}
+
+TEST(QuantizeTest, ReportsEachTensorAsLlamaCppLogsIt) {
+  const auto dir = test_dir();
+  auto header = read_gguf_header(model_path());
+  ASSERT_TRUE(header.ok()) << header.error().message;
+  QuantizeOptions options;
+  options.input_path = model_path();
+  options.output_path = (dir / "stories-Q8_0.gguf").string();
+  options.type = "Q8_0";
+  options.threads = 1;
+  testing_support::RecordingProgress progress;
+  ASSERT_TRUE(quantize_model(options, progress).ok());
+  ASSERT_EQ(progress.labels(),
+            (std::vector<std::string>{"quantizing tensors", "writing and hashing the output"}));
+  const auto& tensors = progress.phases()[0];
+  EXPECT_EQ(tensors.total, header->tensors.size());
+  EXPECT_TRUE(progress.every_phase_completes());
+  // One report as each tensor starts (its number, read from the log, minus one), then the end.
+  std::vector<size_t> expected(header->tensors.size() + 1);
+  for (size_t i = 0; i < expected.size(); ++i) {
+    expected[i] = i;
+  }
+  EXPECT_EQ(tensors.updates, expected);
 }
 
 TEST(QuantizeTest, DerivesLoadableModelsOfTheRequestedType) {

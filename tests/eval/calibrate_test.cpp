@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../support/recording_progress.h"
 #include "routing/policy.h"
 
 namespace tandem::eval {
@@ -83,6 +84,23 @@ TEST(Calibrate, LeavesEachTaskOutAndAppliesTheRestsCalibrationToIt) {
   auto single = check_left_out_tasks(samples, options);
   ASSERT_FALSE(single);
   EXPECT_NE(single.error().message.find("at least two tasks"), std::string::npos);
+}
+
+TEST(Calibrate, ReportsItsStepsAndOneStepPerLeftOutTask) {
+  auto samples = synthetic(600, 3);
+  for (size_t i = 0; i < samples.size(); ++i) {
+    samples[i].task = i % 2 == 0 ? "alpha" : "beta";
+  }
+  CalibrateOptions options;
+  options.target_quality = 0.95;
+  testing_support::RecordingProgress progress;
+  ASSERT_TRUE(calibrate(samples, options, progress));
+  ASSERT_TRUE(check_left_out_tasks(samples, options, progress));
+  EXPECT_EQ(progress.labels(),
+            (std::vector<std::string>{"calibrating", "calibrating without each task"}));
+  EXPECT_EQ(progress.phases()[0].total, 4u);  // per kind and pooled, the final fit, the bootstrap
+  EXPECT_EQ(progress.phases()[1].total, 2u);
+  EXPECT_TRUE(progress.every_phase_completes());
 }
 
 TEST(Calibrate, TargetCloudShare) {

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../support/recording_progress.h"
 #include "eval/three_tier.h"
 
 namespace tandem::eval {
@@ -65,6 +66,23 @@ TEST(Evaluate, EveryPolicyByDefaultAndTasksOnRequest) {
   EXPECT_EQ(report->tasks[0].task, "t1");
   EXPECT_EQ(report->tasks[0].rows, 2u);
   EXPECT_EQ(report->tasks[1].rows, 3u);
+}
+
+TEST(Evaluate, ReportsEachPhaseUpToItsTotal) {
+  EvalOptions o = tiny();
+  o.data = {std::string(TANDEM_TEST_DATA) + "/routing/sample-traces.jsonl", kTiny};
+  o.edge = "llama3.1-8b";
+  o.mid = "llama3.1-70b";
+  o.cloud = "llama3.1-405b";
+  testing_support::RecordingProgress progress;
+  auto report = evaluate(o, progress);
+  ASSERT_TRUE(report) << report.error().message;
+  EXPECT_EQ(progress.labels(), (std::vector<std::string>{"reading traces", "routing prompts",
+                                                         "cross-fitting policies"}));
+  EXPECT_TRUE(progress.every_phase_completes());
+  EXPECT_EQ(progress.phases()[0].total, 2u);    // files
+  EXPECT_EQ(progress.phases()[1].total, 560u);  // rows, the skipped ones too
+  EXPECT_EQ(progress.phases()[2].total, 4u);    // learned, combined, and the mid's two tiers
 }
 
 TEST(Evaluate, LeftOutTasksCrossFitsTheLearnedPolicyByTask) {

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "../support/recording_progress.h"
 #include "eval/server_traces.h"
 
 namespace tandem::eval {
@@ -58,6 +59,28 @@ TrainingOptions sample_options() {
   options.data_files = {kSampleTraces};
   options.pairs = {{"llama3.1-8b", "llama3.1-405b"}};
   return options;
+}
+
+TEST(RouterTraining, ReportsEachFitUpToThePhasesTotal) {
+  testing_support::RecordingProgress progress;
+  auto report = train_router(sample_options(), progress);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_EQ(progress.labels(),
+            (std::vector<std::string>{"reading traces", "extracting prompt features",
+                                      "choosing the L2 penalty", "leaving each source out",
+                                      "fitting the model"}));
+  EXPECT_TRUE(progress.every_phase_completes());
+  EXPECT_EQ(progress.phases()[1].total, 555u);
+  // Per penalty: 5 folds, and one fit per task left out (the traces have five).
+  EXPECT_EQ(progress.phases()[2].total, std::size(kL2Grid) * (5 + 5));
+  // A given penalty: each task left out for it and for the prior instead of the search.
+  TrainingOptions given = sample_options();
+  given.l2 = 10;
+  testing_support::RecordingProgress fixed;
+  ASSERT_TRUE(train_router(given, fixed).ok());
+  EXPECT_EQ(fixed.phases()[2].label, "leaving each task out");
+  EXPECT_EQ(fixed.phases()[2].total, 10u);
+  EXPECT_TRUE(fixed.every_phase_completes());
 }
 
 TEST(RouterTraining, LoadsTraceRows) {

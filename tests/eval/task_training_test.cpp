@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../support/recording_progress.h"
 #include "eval/pair_ordering.h"
 #include "routing/router.h"
 
@@ -86,10 +87,15 @@ TEST_F(PairFiles, AGivenPenaltySkipsTheSearch) {
   TaskTrainingOptions options;
   options.files = {synthetic("a.jsonl", 0), synthetic("b.jsonl", 1)};
   options.l2 = 2.0;
-  auto report = train_task_model(options);
+  testing_support::RecordingProgress progress;
+  auto report = train_task_model(options, progress);
   ASSERT_TRUE(report) << report.error().message;
   ASSERT_EQ(report->penalties.size(), 1u);
   EXPECT_EQ(report->l2, 2.0);
+  // Each file left out, then the final fit.
+  ASSERT_EQ(progress.labels(), std::vector<std::string>{"fitting without each file"});
+  EXPECT_EQ(progress.phases()[0].total, 3u);
+  EXPECT_TRUE(progress.every_phase_completes());
 }
 
 TEST_F(PairFiles, BadInputIsRefusedNamingFileLineAndField) {
