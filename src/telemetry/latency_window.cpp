@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
-#include <limits>
+
+#include "telemetry/ring_math.h"
 
 namespace tandem::telemetry {
 namespace {
+
+using namespace ring_math;
 
 // Whether `time` is in the window (now - span, now] or after now. Computed on unsigned
 // differences so that no time, however far off, overflows.
@@ -14,18 +17,6 @@ bool within(int64_t time, int64_t now, int64_t span) {
   return time > now ||
          static_cast<uint64_t>(now) - static_cast<uint64_t>(time) < static_cast<uint64_t>(span);
 }
-
-// Sizes of 0 are programmer errors; release builds use 1 rather than divide by zero.
-int64_t at_least_one(int64_t value) {
-  assert(value >= 1);
-  return std::max<int64_t>(value, 1);
-}
-size_t at_least_one(size_t value) {
-  assert(value >= 1);
-  return std::max<size_t>(value, 1);
-}
-
-constexpr int64_t kNoBucket = std::numeric_limits<int64_t>::min();
 
 // The nearest-rank p-th percentile of sorted, non-empty `values`: the ceil(p/100 * n)-th
 // smallest, computed in integers so that p90 of 10 samples is exactly the 9th.

@@ -3,23 +3,15 @@
 #include <algorithm>
 #include <cassert>
 #include <cstring>
-#include <limits>
+
+#include "telemetry/ring_math.h"
 
 namespace tandem::telemetry {
 namespace {
 
-constexpr int64_t kNoBucket = std::numeric_limits<int64_t>::min();
-constexpr const char* kTierNames[kSeriesTiers] = {"edge", "cloud", "human", "none"};
+using namespace ring_math;
 
-// Sizes of 0 are programmer errors; release builds use 1 rather than divide by zero.
-int64_t at_least_one(int64_t value) {
-  assert(value >= 1);
-  return std::max<int64_t>(value, 1);
-}
-size_t at_least_one(size_t value) {
-  assert(value >= 1);
-  return std::max<size_t>(value, 1);
-}
+constexpr const char* kTierNames[kSeriesTiers] = {"edge", "cloud", "human", "none"};
 
 // Floor division, so that negative times and indices fall below as positive ones do.
 int64_t floor_div(int64_t a, int64_t b) {

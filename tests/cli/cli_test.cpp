@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "../support/eventually.h"
+#include "../support/shell.h"
 #include "common/answer_match.h"
 #include "routing/prompt_features.h"
 #include "store/review_queue.h"
@@ -31,26 +32,11 @@
 
 namespace {
 
-struct Output {
-  int exit_code = -1;
-  std::string stdout_text;
-};
+using Output = tandem::test::ShellOutput;
 
 // Runs a shell command line, capturing its stdout and exit code.
 Output run_command(const std::string& command) {
-  Output out;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) {
-    return out;
-  }
-  std::array<char, 4096> buffer{};
-  size_t n = 0;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) {
-    out.stdout_text.append(buffer.data(), n);
-  }
-  const int status = pclose(pipe);
-  out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
+  return tandem::test::run_shell(command);
 }
 
 // Runs `build/tandem ARGS` through the shell; stderr is folded into stdout when asked.

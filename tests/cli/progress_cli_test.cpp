@@ -14,31 +14,14 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include "../support/shell.h"
 #include "routing/prompt_features.h"
 #include "store/trace_log.h"
 
 namespace {
 
-struct Output {
-  int exit_code = -1;
-  std::string text;
-};
-
-Output run_shell(const std::string& command) {
-  Output out;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) {
-    return out;
-  }
-  std::array<char, 4096> buffer{};
-  size_t n = 0;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) {
-    out.text.append(buffer.data(), n);
-  }
-  const int status = pclose(pipe);
-  out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
-}
+using Output = tandem::test::ShellOutput;
+using tandem::test::run_shell;
 
 std::string read_all(const std::string& path) {
   std::ifstream in(path);
@@ -96,8 +79,8 @@ void expect_a_bar_that_is_cleared(const std::string& shown, const std::string& f
 
 TEST(CliProgress, EvalOnATerminalDrawsOnStderrThenClearsTheLine) {
   const TerminalRun run = on_terminal(kEval);
-  ASSERT_EQ(run.terminal.exit_code, 0) << run.terminal.text;
-  expect_a_bar_that_is_cleared(run.terminal.text, "reading traces");
+  ASSERT_EQ(run.terminal.exit_code, 0) << run.terminal.stdout_text;
+  expect_a_bar_that_is_cleared(run.terminal.stdout_text, "reading traces");
   // The result on stdout is untouched.
   EXPECT_EQ(run.stdout_text.rfind("tandem eval: 495 queries", 0), 0U) << run.stdout_text;
   EXPECT_FALSE(has_progress_bytes(run.stdout_text));
@@ -105,8 +88,8 @@ TEST(CliProgress, EvalOnATerminalDrawsOnStderrThenClearsTheLine) {
 
 TEST(CliProgress, CalibrateLeavingTasksOutDrawsOnStderrThenClearsTheLine) {
   const TerminalRun run = on_terminal(kCalibrate + " --left-out-tasks");
-  ASSERT_EQ(run.terminal.exit_code, 0) << run.terminal.text;
-  expect_a_bar_that_is_cleared(run.terminal.text, "reading traces");
+  ASSERT_EQ(run.terminal.exit_code, 0) << run.terminal.stdout_text;
+  expect_a_bar_that_is_cleared(run.terminal.stdout_text, "reading traces");
   EXPECT_EQ(run.stdout_text.rfind("calibrated the learned cascade", 0), 0U) << run.stdout_text;
   EXPECT_FALSE(has_progress_bytes(run.stdout_text));
 }
@@ -117,8 +100,8 @@ TEST(CliProgress, QuantizeAndDriftOnATerminalDrawThenClear) {
   const std::string model = TANDEM_TEST_MODEL;
   const TerminalRun quantized =
       on_terminal(kTandem + " models quantize " + model + " " + q8 + " --type Q8_0");
-  ASSERT_EQ(quantized.terminal.exit_code, 0) << quantized.terminal.text;
-  expect_a_bar_that_is_cleared(quantized.terminal.text, "quantizing tensors");
+  ASSERT_EQ(quantized.terminal.exit_code, 0) << quantized.terminal.stdout_text;
+  expect_a_bar_that_is_cleared(quantized.terminal.stdout_text, "quantizing tensors");
   EXPECT_EQ(quantized.stdout_text.rfind("wrote " + q8, 0), 0U) << quantized.stdout_text;
 
   const std::string prompts = dir + "/progress-prompts.txt";
@@ -126,14 +109,14 @@ TEST(CliProgress, QuantizeAndDriftOnATerminalDrawThenClear) {
   const std::string drift =
       kTandem + " drift --reference " + model + " --candidate " + q8 + " --prompts " + prompts;
   const TerminalRun measured = on_terminal(drift);
-  ASSERT_EQ(measured.terminal.exit_code, 0) << measured.terminal.text;
-  expect_a_bar_that_is_cleared(measured.terminal.text, "hashing the reference model");
+  ASSERT_EQ(measured.terminal.exit_code, 0) << measured.terminal.stdout_text;
+  expect_a_bar_that_is_cleared(measured.terminal.stdout_text, "hashing the reference model");
   EXPECT_FALSE(has_progress_bytes(measured.stdout_text));
   // With --verbose llama.cpp's log owns stderr: no bar to tangle with it.
   const TerminalRun verbose = on_terminal(drift + " --verbose");
   ASSERT_EQ(verbose.terminal.exit_code, 0);
-  EXPECT_EQ(verbose.terminal.text.find("\x1b[K"), std::string::npos);
-  EXPECT_NE(verbose.terminal.text.find("llama"), std::string::npos) << "the log is shown";
+  EXPECT_EQ(verbose.terminal.stdout_text.find("\x1b[K"), std::string::npos);
+  EXPECT_NE(verbose.terminal.stdout_text.find("llama"), std::string::npos) << "the log is shown";
 }
 
 // A gateway's routing database with `n` edge answers of the cascade.
@@ -165,30 +148,32 @@ TEST(CliProgress, ReplayCountsTheRequestsItDecidesAgain) {
   std::ofstream(config) << "routing:\n  pattern: cascade\n";
   const std::string replay = kTandem + " replay --traces " + db + " --config " + config;
   const TerminalRun all = on_terminal(replay);
-  ASSERT_EQ(all.terminal.exit_code, 0) << all.terminal.text;
-  expect_a_bar_that_is_cleared(all.terminal.text, "replaying requests [");
-  EXPECT_NE(all.terminal.text.find(" 0/3  0%"), std::string::npos) << all.terminal.text;
+  ASSERT_EQ(all.terminal.exit_code, 0) << all.terminal.stdout_text;
+  expect_a_bar_that_is_cleared(all.terminal.stdout_text, "replaying requests [");
+  EXPECT_NE(all.terminal.stdout_text.find(" 0/3  0%"), std::string::npos)
+      << all.terminal.stdout_text;
   EXPECT_EQ(all.stdout_text.rfind("replayed 3 request(s)", 0), 0U) << all.stdout_text;
   const TerminalRun newest = on_terminal(replay + " --limit 2");
-  ASSERT_EQ(newest.terminal.exit_code, 0) << newest.terminal.text;
-  expect_a_bar_that_is_cleared(newest.terminal.text, "reading traces");
-  EXPECT_EQ(on_terminal(replay + " --json").terminal.text, "");
+  ASSERT_EQ(newest.terminal.exit_code, 0) << newest.terminal.stdout_text;
+  expect_a_bar_that_is_cleared(newest.terminal.stdout_text, "reading traces");
+  EXPECT_EQ(on_terminal(replay + " --json").terminal.stdout_text, "");
 }
 
 TEST(CliProgress, AnErrorStartsOnTheClearedLine) {
   const TerminalRun run =
       on_terminal(kTandem + " eval --data " + kTraces + " --edge nobody --cloud llama3.1-405b");
-  EXPECT_EQ(run.terminal.exit_code, 1) << run.terminal.text;
-  const size_t cleared = run.terminal.text.rfind("\r\x1b[K");
-  ASSERT_NE(cleared, std::string::npos) << run.terminal.text;
-  EXPECT_EQ(run.terminal.text.find("tandem eval: ", cleared), cleared + 4) << run.terminal.text;
+  EXPECT_EQ(run.terminal.exit_code, 1) << run.terminal.stdout_text;
+  const size_t cleared = run.terminal.stdout_text.rfind("\r\x1b[K");
+  ASSERT_NE(cleared, std::string::npos) << run.terminal.stdout_text;
+  EXPECT_EQ(run.terminal.stdout_text.find("tandem eval: ", cleared), cleared + 4)
+      << run.terminal.stdout_text;
 }
 
 TEST(CliProgress, JsonOnATerminalWritesNoProgress) {
   for (const std::string& command : {kEval + " --json", kCalibrate + " --json"}) {
     const TerminalRun run = on_terminal(command);
-    ASSERT_EQ(run.terminal.exit_code, 0) << command << "\n" << run.terminal.text;
-    EXPECT_EQ(run.terminal.text, "") << command;
+    ASSERT_EQ(run.terminal.exit_code, 0) << command << "\n" << run.terminal.stdout_text;
+    EXPECT_EQ(run.terminal.stdout_text, "") << command;
     EXPECT_FALSE(has_progress_bytes(run.stdout_text)) << command;
     EXPECT_TRUE(nlohmann::json::accept(run.stdout_text)) << command << "\n" << run.stdout_text;
   }
@@ -196,11 +181,11 @@ TEST(CliProgress, JsonOnATerminalWritesNoProgress) {
 
 TEST(CliProgress, ADumbTerminalOrNoProgressWritesNothing) {
   const TerminalRun dumb = on_terminal(kEval, "dumb");
-  ASSERT_EQ(dumb.terminal.exit_code, 0) << dumb.terminal.text;
-  EXPECT_EQ(dumb.terminal.text, "");
+  ASSERT_EQ(dumb.terminal.exit_code, 0) << dumb.terminal.stdout_text;
+  EXPECT_EQ(dumb.terminal.stdout_text, "");
   const TerminalRun flagged = on_terminal(kCalibrate + " --no-progress");
-  ASSERT_EQ(flagged.terminal.exit_code, 0) << flagged.terminal.text;
-  EXPECT_EQ(flagged.terminal.text, "");
+  ASSERT_EQ(flagged.terminal.exit_code, 0) << flagged.terminal.stdout_text;
+  EXPECT_EQ(flagged.terminal.stdout_text, "");
   EXPECT_EQ(flagged.stdout_text.rfind("calibrated the learned cascade", 0), 0U)
       << flagged.stdout_text;
 }
@@ -208,8 +193,8 @@ TEST(CliProgress, ADumbTerminalOrNoProgressWritesNothing) {
 TEST(CliProgress, PipedStderrGetsNoProgress) {
   for (const std::string& command : {kEval, kCalibrate + " --left-out-tasks"}) {
     const Output out = run_shell("TERM=xterm " + command + " 2>&1");
-    ASSERT_EQ(out.exit_code, 0) << command << "\n" << out.text;
-    EXPECT_FALSE(has_progress_bytes(out.text)) << command << "\n" << out.text;
+    ASSERT_EQ(out.exit_code, 0) << command << "\n" << out.stdout_text;
+    EXPECT_FALSE(has_progress_bytes(out.stdout_text)) << command << "\n" << out.stdout_text;
   }
 }
 
@@ -218,7 +203,7 @@ TEST(CliProgress, LongCommandsListNoProgressInTheirHelp) {
                               "drift", "replay", "router train-task"}) {
     const Output help = run_shell(kTandem + " " + command + " --help");
     EXPECT_EQ(help.exit_code, 0) << command;
-    EXPECT_NE(help.text.find("--no-progress"), std::string::npos) << command;
+    EXPECT_NE(help.stdout_text.find("--no-progress"), std::string::npos) << command;
   }
 }
 
