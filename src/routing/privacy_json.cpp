@@ -146,7 +146,9 @@ class Walker {
  private:
   // The path of the container at stack_[depth - 1] (the document for depth 0); with `inner`,
   // of the value it is reading now (its current key or element).
-  std::string path(size_t depth, bool inner) const {
+  // A key that holds `hidden` (the finding's own text, which a key glued to other characters
+  // can carry without the scan finding it there) shows as {key}: no path repeats a secret.
+  std::string path(size_t depth, bool inner, std::string_view hidden = {}) const {
     std::string out;
     for (size_t i = 0; i < depth; ++i) {
       const bool last = i + 1 == depth;
@@ -157,7 +159,8 @@ class Walker {
       if (frame.array) {
         out += "[" + std::to_string(frame.index) + "]";
       } else {
-        out += (out.empty() ? "" : ".") + frame.key;
+        const bool hides = !hidden.empty() && frame.key.find(hidden) != std::string::npos;
+        out += (out.empty() ? "" : ".") + (hides ? std::string("{key}") : frame.key);
       }
     }
     if (out.size() > kMaxPath) {
@@ -199,7 +202,8 @@ class Walker {
   // finding, so a deep document costs no more than its findings.
   void scan(std::string_view text, size_t depth, bool inner) {
     for (auto& finding : scanner_.scan(text)) {
-      add(std::move(finding), depth, inner);
+      const std::string_view value = text.substr(finding.offset, finding.length);
+      add(std::move(finding), value, depth, inner);
     }
   }
 
@@ -211,15 +215,18 @@ class Walker {
           std::any_of(parts.starts.begin() + 1, parts.starts.end(),
                       [&](size_t start) { return finding.offset < start && start < end; });
       if (spans) {
-        add(std::move(finding), stack_.size(), false);
+        const std::string_view value =
+            std::string_view(parts.joined).substr(finding.offset, finding.length);
+        add(std::move(finding), value, stack_.size(), false);
       }
     }
   }
 
-  void add(PrivacyFinding finding, size_t depth, bool inner) {
+  // `value` is the finding's text, kept out of its field path.
+  void add(PrivacyFinding finding, std::string_view value, size_t depth, bool inner) {
     ++result_.total_findings;
     if (result_.findings.size() < kMaxJsonFindings) {
-      finding.field = path(depth, inner);
+      finding.field = path(depth, inner, value);
       result_.findings.push_back(std::move(finding));
     }
   }
