@@ -41,9 +41,10 @@ void ensure_llama_backend() {
   });
 }
 
+// Only the level: the backend starts with the first model load (ensure_llama_backend), so a
+// gateway without an edge never initialises ggml's CPU backend at all.
 void set_llama_log_level(LlamaLogLevel level) {
   g_level.store(level, std::memory_order_relaxed);
-  ensure_llama_backend();
 }
 
 LlamaLogObserver::LlamaLogObserver(Observe observe) : observe_(std::move(observe)) {

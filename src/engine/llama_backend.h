@@ -15,6 +15,7 @@ enum class LlamaLogLevel {
 // Idempotent and thread-safe.
 void ensure_llama_backend();
 
+// Sets the level only; it applies from the backend's start on (ensure_llama_backend).
 void set_llama_log_level(LlamaLogLevel level);
 
 // While it lives, sees every piece of text llama.cpp logs, whatever the level above: how Tandem
