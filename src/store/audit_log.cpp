@@ -80,7 +80,7 @@ Result<int64_t> AuditLog::append(Connection& connection, const AuditRecord& r) {
   if (Status status = stmt->run(); !status) {
     return status.error();
   }
-  return connection.query_int64("SELECT last_insert_rowid()");
+  return connection.last_insert_rowid();
 }
 
 Result<std::vector<AuditRecord>> AuditLog::read(const AuditQuery& query) {

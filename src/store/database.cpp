@@ -371,6 +371,10 @@ int64_t Connection::changes() const {
   return sqlite3_changes64(db_->db_.get());
 }
 
+int64_t Connection::last_insert_rowid() const {
+  return sqlite3_last_insert_rowid(db_->db_.get());
+}
+
 // ---- Transaction ----
 
 Result<Transaction> Transaction::begin(Connection& connection) {

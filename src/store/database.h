@@ -93,6 +93,9 @@ class Connection {
   Result<int64_t> query_int64(std::string_view sql);
   // Rows changed by the last INSERT, UPDATE or DELETE on this connection.
   int64_t changes() const;
+  // The rowid of the last successful INSERT on this connection (cheaper than RETURNING, which
+  // SQLite implements with a temporary table).
+  int64_t last_insert_rowid() const;
 
  private:
   friend class Database;

@@ -33,8 +33,7 @@ const std::string& insert_sql() {
     for (int i = 1; i <= kColumnCount; ++i) {
       placeholders += (i == 1 ? "?" : ", ?") + std::to_string(i);
     }
-    return std::string("INSERT INTO traces (") + kColumns + ") VALUES (" + placeholders +
-           ") RETURNING id";
+    return std::string("INSERT INTO traces (") + kColumns + ") VALUES (" + placeholders + ")";
   }();
   return sql;
 }
@@ -367,14 +366,10 @@ Result<int64_t> insert(Connection& connection, const TraceRecord& record) {
     return stmt.error();
   }
   bind_row(*stmt, record);
-  auto row = stmt->step();  // RETURNING: the row is written by the first step
-  if (!row) {
-    return row.error();
+  if (Status status = stmt->run(); !status) {
+    return status.error();
   }
-  if (!*row) {
-    return make_error(ErrorCode::kInternal, "trace insert returned no id");
-  }
-  return stmt->column_int64(0);
+  return connection.last_insert_rowid();
 }
 
 }  // namespace
