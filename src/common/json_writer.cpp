@@ -1,0 +1,188 @@
+#include "common/json_writer.h"
+
+#include <charconv>
+#include <cmath>
+
+#include "common/utf8.h"
+
+namespace tandem {
+namespace {
+
+// Bytes that can be copied into a JSON string as they are: printable ASCII but '"' and '\\'.
+bool plain(unsigned char c) {
+  return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
+}
+
+void append_escaped_control(std::string& out, unsigned char c) {
+  switch (c) {
+    case '"':
+      out += "\\\"";
+      return;
+    case '\\':
+      out += "\\\\";
+      return;
+    case '\b':
+      out += "\\b";
+      return;
+    case '\f':
+      out += "\\f";
+      return;
+    case '\n':
+      out += "\\n";
+      return;
+    case '\r':
+      out += "\\r";
+      return;
+    case '\t':
+      out += "\\t";
+      return;
+    default:
+      break;
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  const char escaped[] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xf]};
+  out.append(escaped, sizeof(escaped));
+}
+
+// A decoded character is valid UTF-8 only in its shortest form and outside the surrogates.
+bool valid_character(uint32_t cp, size_t length) {
+  switch (length) {
+    case 2:
+      return cp >= 0x80;
+    case 3:
+      return cp >= 0x800 && (cp < 0xd800 || cp > 0xdfff);
+    case 4:
+      return cp >= 0x10000 && cp <= 0x10ffff;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+void append_json_string(std::string& out, std::string_view text) {
+  out += '"';
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t run = i;
+    while (run < text.size() && plain(static_cast<unsigned char>(text[run]))) {
+      ++run;
+    }
+    out.append(text.data() + i, run - i);
+    i = run;
+    if (i == text.size()) {
+      break;
+    }
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      append_escaped_control(out, c);
+      ++i;
+      continue;
+    }
+    uint32_t cp = 0;
+    const size_t length = decode_utf8(text, i, cp);
+    if (valid_character(cp, length)) {
+      out.append(text.data() + i, length);
+      i += length;
+    } else {
+      out += "\xef\xbf\xbd";  // one replacement character per byte that starts no character
+      ++i;
+    }
+  }
+  out += '"';
+}
+
+void JsonWriter::separate() {
+  if (need_comma_) {
+    out_ += ',';
+  }
+}
+
+JsonWriter& JsonWriter::begin_object() {
+  separate();
+  out_ += '{';
+  need_comma_ = false;
+  return *this;
+}
+
+JsonWriter& JsonWriter::end_object() {
+  out_ += '}';
+  need_comma_ = true;
+  return *this;
+}
+
+JsonWriter& JsonWriter::begin_array() {
+  separate();
+  out_ += '[';
+  need_comma_ = false;
+  return *this;
+}
+
+JsonWriter& JsonWriter::end_array() {
+  out_ += ']';
+  need_comma_ = true;
+  return *this;
+}
+
+JsonWriter& JsonWriter::key(std::string_view name) {
+  separate();
+  append_json_string(out_, name);
+  out_ += ':';
+  need_comma_ = false;
+  return *this;
+}
+
+JsonWriter& JsonWriter::string(std::string_view text) {
+  separate();
+  append_json_string(out_, text);
+  need_comma_ = true;
+  return *this;
+}
+
+JsonWriter& JsonWriter::number(int64_t value) {
+  separate();
+  char digits[24];
+  const auto end = std::to_chars(digits, digits + sizeof(digits), value).ptr;
+  out_.append(digits, end);
+  need_comma_ = true;
+  return *this;
+}
+
+JsonWriter& JsonWriter::number(double value) {
+  if (!std::isfinite(value)) {
+    return null();
+  }
+  separate();
+  char digits[32];
+  const auto end = std::to_chars(digits, digits + sizeof(digits), value).ptr;
+  const std::string_view text(digits, static_cast<size_t>(end - digits));
+  out_ += text;
+  if (text.find_first_of(".e") == std::string_view::npos) {
+    out_ += ".0";
+  }
+  need_comma_ = true;
+  return *this;
+}
+
+JsonWriter& JsonWriter::boolean(bool value) {
+  separate();
+  out_ += value ? "true" : "false";
+  need_comma_ = true;
+  return *this;
+}
+
+JsonWriter& JsonWriter::null() {
+  separate();
+  out_ += "null";
+  need_comma_ = true;
+  return *this;
+}
+
+JsonWriter& JsonWriter::raw(std::string_view json) {
+  separate();
+  out_ += json;
+  need_comma_ = true;
+  return *this;
+}
+
+}  // namespace tandem

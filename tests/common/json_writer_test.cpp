@@ -1,0 +1,110 @@
+#include "common/json_writer.h"
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace tandem {
+namespace {
+
+using nlohmann::json;
+
+std::string written(const std::function<void(JsonWriter&)>& write) {
+  std::string out;
+  JsonWriter writer(out);
+  write(writer);
+  return out;
+}
+
+TEST(JsonWriterTest, ObjectsArraysAndCommas) {
+  const std::string text = written([](JsonWriter& w) {
+    w.begin_object()
+        .member("id", "x")
+        .member("n", 3)
+        .member("ok", true)
+        .key("none")
+        .null()
+        .key("list")
+        .begin_array()
+        .number(int64_t{1})
+        .begin_object()
+        .end_object()
+        .begin_array()
+        .end_array()
+        .string("s")
+        .end_array()
+        .key("raw")
+        .raw(R"({"a":[1,2]})")
+        .end_object();
+  });
+  EXPECT_EQ(text,
+            R"({"id":"x","n":3,"ok":true,"none":null,"list":[1,{},[],"s"],"raw":{"a":[1,2]}})");
+  EXPECT_EQ(json::parse(text)["raw"]["a"][1], 2);
+}
+
+TEST(JsonWriterTest, StringsAreEscapedAsJsonRequires) {
+  std::string out;
+  append_json_string(out, std::string("q\"b\\s/\b\f\n\r\t\x01\x1f\x7f", 14));
+  EXPECT_EQ(out, "\"q\\\"b\\\\s/\\b\\f\\n\\r\\t\\u0001\\u001f\x7f\"");
+  EXPECT_EQ(json::parse(out), std::string("q\"b\\s/\b\f\n\r\t\x01\x1f\x7f", 14));
+}
+
+TEST(JsonWriterTest, ValidUtf8IsKeptAndInvalidBytesAreReplaced) {
+  const std::string valid = "h\xc3\xa9 \xe4\xb8\xad\xe6\x96\x87 \xf0\x9f\x98\x80 \xef\xbf\xbd";
+  std::string out;
+  append_json_string(out, valid);
+  EXPECT_EQ(out, "\"" + valid + "\"");
+  // A lone continuation byte, a truncated character, an overlong form, a surrogate and a code
+  // point past U+10FFFF: each bad byte becomes U+FFFD and the text around it survives.
+  for (const std::string bad : {"\x80", "\xe4\xb8", "\xc0\xaf", "\xe0\x80\xaf", "\xed\xa0\x80",
+                                "\xf4\x90\x80\x80", "\xff"}) {
+    out.clear();
+    append_json_string(out, "a" + bad + "z");
+    const auto back = json::parse(out).get<std::string>();  // throws on invalid UTF-8
+    EXPECT_EQ(back.front(), 'a');
+    EXPECT_EQ(back.back(), 'z');
+    EXPECT_NE(back.find("\xef\xbf\xbd"), std::string::npos) << out;
+  }
+}
+
+// Any bytes at all come out as a JSON string nlohmann reads, and valid text reads back as it was.
+TEST(JsonWriterTest, AnyBytesGiveValidJson) {
+  std::mt19937 rng(7);
+  for (int round = 0; round < 2000; ++round) {
+    std::string bytes(rng() % 24, '\0');
+    for (auto& c : bytes) {
+      c = static_cast<char>(rng() % 4 == 0 ? rng() % 0x20 : rng() % 256);
+    }
+    std::string out;
+    append_json_string(out, bytes);
+    json back;
+    ASSERT_NO_THROW(back = json::parse(out)) << out;
+    const std::string dumped = json(bytes).dump(-1, ' ', false, json::error_handler_t::replace);
+    if (dumped.find("\xef\xbf\xbd") == std::string::npos) {  // the bytes were valid UTF-8
+      EXPECT_EQ(back.get<std::string>(), bytes);
+    }
+  }
+}
+
+TEST(JsonWriterTest, NumbersReadBackExactly) {
+  for (const double value : {0.0, 1.0, -2.5, 0.1, 104.516938, 1e-7, 3.0e21, 1.0 / 3.0}) {
+    const std::string text = written([&](JsonWriter& w) { w.number(value); });
+    const json back = json::parse(text);
+    EXPECT_TRUE(back.is_number_float()) << text;
+    EXPECT_EQ(back.get<double>(), value) << text;
+  }
+  EXPECT_EQ(written([](JsonWriter& w) { w.number(1.0); }), "1.0");
+  EXPECT_EQ(written([](JsonWriter& w) { w.number(std::nan("")); }), "null");
+  EXPECT_EQ(written([](JsonWriter& w) { w.number(std::numeric_limits<double>::infinity()); }),
+            "null");
+  EXPECT_EQ(written([](JsonWriter& w) { w.number(std::numeric_limits<int64_t>::min()); }),
+            "-9223372036854775808");
+}
+
+}  // namespace
+}  // namespace tandem
