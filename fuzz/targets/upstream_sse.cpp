@@ -57,15 +57,43 @@ bool has_answer_structure(const nlohmann::json& json, ApiKind kind, bool whole) 
   return message->is_object();
 }
 
-// parse_cloud_chunk's contract: malformed JSON, anything but an object, an {"error": ...}
-// object, JSON nested too deeply to copy safely, and an object without an answer's structure
-// fail; every other object is an event, whatever type its fields have (it never throws), with
-// token counts in [0, INT32_MAX].
+// Whether every integer in `text` (valid JSON) fits in 64 bits, signed or unsigned: the reply
+// reader (simdjson) refuses a document with a larger one, which nlohmann reads as a fraction.
+bool integers_fit_64_bits(const std::string& text) {
+  struct Sax : nlohmann::json_sax<nlohmann::json> {
+    bool fits = true;
+    bool null() override { return true; }
+    bool boolean(bool) override { return true; }
+    bool number_integer(number_integer_t) override { return true; }
+    bool number_unsigned(number_unsigned_t) override { return true; }
+    bool number_float(number_float_t, const string_t& raw) override {
+      fits = fits && raw.find_first_of(".eE") != string_t::npos;
+      return true;
+    }
+    bool string(string_t&) override { return true; }
+    bool binary(binary_t&) override { return true; }
+    bool start_object(std::size_t) override { return true; }
+    bool key(string_t&) override { return true; }
+    bool end_object() override { return true; }
+    bool start_array(std::size_t) override { return true; }
+    bool end_array() override { return true; }
+    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+      return false;
+    }
+  } sax;
+  nlohmann::json::sax_parse(text, &sax, nlohmann::json::input_format_t::json, false);
+  return sax.fits;
+}
+
+// parse_cloud_chunk's contract: malformed JSON (an integer beyond 64 bits too), anything but
+// an object, an {"error": ...} object, JSON nested too deeply to copy safely, and an object
+// without an answer's structure fail; every other object is an event, whatever type its fields have
+// (it never throws), with token counts in [0, INT32_MAX].
 void check_chunk(const std::string& data, ApiKind kind, bool whole) {
   const auto event = upstream::parse_cloud_chunk(data, kind, whole);
   const auto json = nlohmann::json::parse(data, nullptr, false);
   const bool usable = json_nesting_depth(data) <= kMaxJsonDepth && !json.is_discarded() &&
-                      json.is_object() && !json.contains("error") &&
+                      integers_fit_64_bits(data) && json.is_object() && !json.contains("error") &&
                       has_answer_structure(json, kind, whole);
   FUZZ_CHECK(event.ok() == usable);
   if (!event.ok()) {

@@ -19,12 +19,12 @@
 #include "config/config.h"
 #include "net/asio.h"
 #include "upstream/circuit_breaker.h"
+#include "upstream/cloud_event.h"
+#include "upstream/cloud_reply.h"
 #include "upstream/egress.h"
 #include "upstream/http_client.h"
 
 namespace tandem::upstream {
-
-enum class ApiKind { kChat, kCompletion };
 
 struct CloudRequest {
   ApiKind kind = ApiKind::kChat;
@@ -35,46 +35,6 @@ struct CloudRequest {
   bool stream = true;
   // Why and for whom: every attempt's exact body passes the egress guard with it.
   EgressSend egress;
-};
-
-struct CloudUsage {
-  int prompt_tokens = 0;
-  int completion_tokens = 0;
-  int cached_prompt_tokens = 0;  // usage.prompt_tokens_details.cached_tokens, when reported
-};
-
-// A piece of one tool call of a chat answer, as OpenAI streams them: a call's first delta has
-// its id and name, later ones append to its arguments. A whole answer's calls come as one delta
-// each, index = position.
-struct CloudToolCallDelta {
-  size_t index = 0;       // the call's position in message.tool_calls (< kMaxToolCalls)
-  std::string id;         // "" when this delta does not carry it
-  std::string name;       // function.name; "" when this delta does not carry it
-  std::string arguments;  // a piece of function.arguments (JSON text), appended in order
-};
-
-// Tool call indices at or above this are not a real answer's: such items are ignored, which
-// also bounds what a gateway holds per answer.
-inline constexpr size_t kMaxToolCalls = 1024;
-
-// One parsed chunk of the upstream's stream.
-struct CloudEvent {
-  std::string text;
-  nlohmann::json logprobs;  // the chunk's choices[0].logprobs as sent, or null
-  std::string reasoning;    // a piece of reasoning_content (or `reasoning`) (chat)
-  std::vector<CloudToolCallDelta> tool_calls;  // (chat)
-  std::optional<std::string> finish_reason;
-  std::optional<CloudUsage> usage;
-  // What was wrong with the usage object, when something was ("usage.prompt_tokens is null"):
-  // the counts it concerns read as 0 (unknown), and the upstream call logs it.
-  std::string usage_problem;
-  std::string model;        // the model the upstream says answered ("" when the chunk names none)
-  bool has_choice = false;  // choices[0] was there (a stream that never has one is malformed)
-
-  // Carries something of the answer for the client (not only usage, a finish or a model).
-  bool has_output() const {
-    return !text.empty() || !logprobs.is_null() || !reasoning.empty() || !tool_calls.empty();
-  }
 };
 
 // One request to an upstream's OpenAI embeddings endpoint (POST base_url/embeddings).
@@ -204,19 +164,6 @@ class Upstream {
   std::string last_error_;  // guarded by mutex_
   std::mt19937 jitter_;     // guarded by mutex_
 };
-
-// Parses one upstream stream chunk (`data:` payload), or with `whole` a complete
-// non-streaming response (choices[0].message instead of .delta). Fails (a malformed reply, which
-// the caller treats like any protocol failure of the upstream: retried, counted by the circuit,
-// then the next upstream or tier) on JSON errors, an {"error": ...} object, `choices` that is
-// not a list (null reads as absent), a choices[0] that is not an object, a chat
-// message/delta that is not an object, and for a whole answer no choices or no message. Fields
-// inside the answer of the wrong type are ignored: text, reasoning and finish_reason that are
-// not strings, tool call items that are not objects, have an index that is not an integer in
-// [0, kMaxToolCalls), a type other than "function", or carry no id, name or arguments; arguments
-// sent as a JSON value rather than text are relayed as that value's JSON text. Usage counts that
-// are not integers in [0, INT32_MAX] read as 0 and are named in usage_problem. Never throws.
-Result<CloudEvent> parse_cloud_chunk(const std::string& data, ApiKind kind, bool whole = false);
 
 // Parses an upstream's answer to an embeddings request of `inputs` inputs. Fails (a malformed
 // reply) on JSON errors, an {"error": ...} object, `data` that is absent or not a list of
