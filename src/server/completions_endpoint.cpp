@@ -126,7 +126,7 @@ class BufferedSink final : public ResponseSink {
   }
   net::awaitable<void> finish(const Outcome& outcome, const DecisionRecord& record) override {
     if (!ended()) {
-      body_ = completion_response(kind_, ids_, answer_, outcome, record);
+      body_ = completion_response_text(kind_, ids_, answer_, outcome, record);
       tier_ = record.tier;
     }
     co_return;
@@ -138,13 +138,14 @@ class BufferedSink final : public ResponseSink {
     }
     co_return;
   }
-  bool ended() const { return error_.has_value() || !body_.is_null(); }
+  bool ended() const { return error_.has_value() || !body_.empty(); }
 
-  Response response(bool keep_alive) const {
+  // Once: the body moves into the response.
+  Response response(bool keep_alive) {
     if (error_) {
       return error_response(*error_, record_, keep_alive);
     }
-    Response res = json_response(200, body_, keep_alive);
+    Response res = json_text_response(200, std::move(body_), keep_alive);
     res.set("X-Tandem-Tier", tier_);
     return res;
   }
@@ -153,7 +154,7 @@ class BufferedSink final : public ResponseSink {
   ApiKind kind_;
   ResponseIds ids_;
   WholeAnswer answer_;  // text, logprobs, reasoning and tool calls so far
-  json body_;
+  std::string body_;    // the response's JSON text, once finished
   std::string tier_;
   std::optional<ApiError> error_;
   json record_;

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#include "common/json_writer.h"
 #include "server/gateway.h"
+#include "server/responses.h"
 
 namespace tandem::server {
 
@@ -18,8 +20,9 @@ json Revision::to_json() const {
   return {{"id", id}, {"from_tier", from_tier}, {"to_tier", to_tier}, {"reason", reason}};
 }
 
-json DecisionRecord::cost_json() const {
-  json cost = {{"edge", 0.0}, {"cloud", cloud_cost_usd}};
+DecisionRecord::Cost DecisionRecord::cost() const {
+  Cost cost;
+  cost.cloud = cloud_cost_usd;
   if (cloud_prices && (edge_usage || cloud_usage)) {
     // The answer the client got, priced as if the cloud had written all of it: the prompt
     // once, and the completion tokens of whichever tiers wrote the final text.
@@ -30,63 +33,160 @@ json DecisionRecord::cost_json() const {
     if (!collaboration.is_null()) {
       completion = int64_t{edge.completion_tokens} + cloud.completion_tokens;
     }
-    const double all_cloud =
+    cost.all_cloud =
         (prompt * cloud_prices->input_per_million + completion * cloud_prices->output_per_million) /
         1e6;
-    cost["all_cloud"] = all_cloud;
-    cost["saved"] = all_cloud - cloud_cost_usd;  // negative: routing cost more than the cloud
-  } else {
-    cost["all_cloud"] = nullptr;
-    cost["saved"] = nullptr;
+    cost.saved = *cost.all_cloud - cloud_cost_usd;  // negative: routing cost more than the cloud
   }
   return cost;
 }
 
-json DecisionRecord::to_json() const {
-  auto usage = [](const std::optional<TierUsage>& u) -> json {
-    if (!u) {
-      return nullptr;
-    }
-    return {{"prompt_tokens", u->prompt_tokens},
-            {"cached_prompt_tokens", u->cached_prompt_tokens},
-            {"completion_tokens", u->completion_tokens}};
-  };
-  json fallback_list = json::array();
+namespace {
+
+void write_optional(JsonWriter& out, std::optional<double> value) {
+  if (value) {
+    out.number(*value);
+  } else {
+    out.null();
+  }
+}
+
+void write_cost(JsonWriter& out, const DecisionRecord::Cost& cost) {
+  out.begin_object().key("all_cloud");
+  write_optional(out, cost.all_cloud);
+  out.member("cloud", cost.cloud).member("edge", cost.edge).key("saved");
+  write_optional(out, cost.saved);
+  out.end_object();
+}
+
+void write_usage(JsonWriter& out, const std::optional<TierUsage>& usage) {
+  if (!usage) {
+    out.null();
+    return;
+  }
+  out.begin_object()
+      .member("cached_prompt_tokens", usage->cached_prompt_tokens)
+      .member("completion_tokens", usage->completion_tokens)
+      .member("prompt_tokens", usage->prompt_tokens)
+      .end_object();
+}
+
+void write_strings(JsonWriter& out, const std::vector<std::string>& list) {
+  out.begin_array();
+  for (const auto& item : list) {
+    out.string(item);
+  }
+  out.end_array();
+}
+
+void write_name_or_null(JsonWriter& out, const std::string& name) {
+  if (name.empty()) {
+    out.null();  // no tier ran, no pattern applied
+  } else {
+    out.string(name);
+  }
+}
+
+void write_models(JsonWriter& out, const DecisionRecord& record) {
+  out.begin_object().key("cloud");
+  if (record.cloud_upstream.empty()) {
+    out.null();
+  } else {
+    out.begin_object()
+        .member("model", record.cloud_model)
+        .member("upstream", record.cloud_upstream)
+        .end_object();
+  }
+  out.key("edge");
+  if (record.edge_model.empty()) {
+    out.null();
+  } else {
+    out.begin_object()
+        .member("name", record.edge_model)
+        .member("sha256", record.edge_sha256)
+        .end_object();
+  }
+  out.end_object();
+}
+
+void write_fallbacks(JsonWriter& out, const std::vector<DecisionRecord::Fallback>& fallbacks) {
+  out.begin_array();
   for (const auto& f : fallbacks) {
-    fallback_list.push_back({{"from", f.from}, {"to", f.to}, {"reason", f.reason}});
+    out.begin_object()
+        .member("from", f.from)
+        .member("reason", f.reason)
+        .member("to", f.to)
+        .end_object();
   }
-  json out = {
-      {"tier", tier.empty() ? json(nullptr) : json(tier)},  // null: no tier ran
-      {"tiers", tiers},
-      {"pattern", pattern.empty() ? json(nullptr) : json(pattern)},
-      {"reasons", reasons},
-      {"models",
-       {{"edge",
-         edge_model.empty() ? json(nullptr) : json{{"name", edge_model}, {"sha256", edge_sha256}}},
-        {"cloud", cloud_upstream.empty()
-                      ? json(nullptr)
-                      : json{{"upstream", cloud_upstream}, {"model", cloud_model}}}}},
-      {"usage", {{"edge", usage(edge_usage)}, {"cloud", usage(cloud_usage)}}},
-      {"cost_usd", cost_json()},
-      {"data_left_device", data_left_device},
-      {"ttft_ms", ttft_ms},
-      {"latency_ms", latency_ms},
-      {"fallbacks", std::move(fallback_list)},
-      {"degraded", degraded ? json{{"reason", *degraded}} : json(nullptr)},
-  };
-  // Present only when the part of Tandem they describe took part.
-  const std::pair<const char*, const json*> optional_parts[] = {
-      {"routing", &routing},       {"confidence", &confidence},
-      {"escalation", &escalation}, {"verification", &verification},
-      {"revision", &revision},     {"collaboration", &collaboration},
-      {"review", &review},         {"consistency", &consistency},
-      {"shadow", &shadow}};
-  for (const auto& [key, value] : optional_parts) {
-    if (!value->is_null()) {
-      out[key] = *value;
-    }
+  out.end_array();
+}
+
+// A part present only when the part of Tandem it describes took part.
+void write_part(JsonWriter& out, const char* key, const json& part) {
+  if (!part.is_null()) {
+    out.key(key).raw(dump(part));
   }
+}
+
+}  // namespace
+
+json DecisionRecord::cost_json() const {
+  const Cost figures = cost();
+  json out = {{"edge", figures.edge}, {"cloud", figures.cloud}};
+  out["all_cloud"] = figures.all_cloud ? json(*figures.all_cloud) : json(nullptr);
+  out["saved"] = figures.saved ? json(*figures.saved) : json(nullptr);
   return out;
+}
+
+// Members in name order: the order nlohmann::json wrote them in, so the text is unchanged.
+void DecisionRecord::write_json(JsonWriter& out) const {
+  out.begin_object();
+  write_part(out, "collaboration", collaboration);
+  write_part(out, "confidence", confidence);
+  write_part(out, "consistency", consistency);
+  out.key("cost_usd");
+  write_cost(out, cost());
+  out.member("data_left_device", data_left_device).key("degraded");
+  if (degraded) {
+    out.begin_object().member("reason", *degraded).end_object();
+  } else {
+    out.null();
+  }
+  write_part(out, "escalation", escalation);
+  out.key("fallbacks");
+  write_fallbacks(out, fallbacks);
+  out.member("latency_ms", latency_ms).key("models");
+  write_models(out, *this);
+  out.key("pattern");
+  write_name_or_null(out, pattern);
+  out.key("reasons");
+  write_strings(out, reasons);
+  write_part(out, "review", review);
+  write_part(out, "revision", revision);
+  write_part(out, "routing", routing);
+  write_part(out, "shadow", shadow);
+  out.key("tier");
+  write_name_or_null(out, tier);
+  out.key("tiers");
+  write_strings(out, tiers);
+  out.member("ttft_ms", ttft_ms).key("usage").begin_object().key("cloud");
+  write_usage(out, cloud_usage);
+  out.key("edge");
+  write_usage(out, edge_usage);
+  out.end_object();
+  write_part(out, "verification", verification);
+  out.end_object();
+}
+
+std::string DecisionRecord::json_text() const {
+  std::string text;
+  JsonWriter out(text);
+  write_json(out);
+  return text;
+}
+
+json DecisionRecord::to_json() const {
+  return json::parse(json_text());
 }
 
 }  // namespace tandem::server

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/cancel.h"
+#include "common/json_writer.h"
 #include "config/config.h"
 #include "engine/engine.h"
 #include "net/asio.h"
@@ -91,8 +92,22 @@ struct DecisionRecord {
   bool may_leave_device = true;
   std::chrono::steady_clock::time_point started_at = std::chrono::steady_clock::now();
 
+  // What the answer cost, and what sending all of it to the cloud would have (nullopt when
+  // no cloud prices are known).
+  struct Cost {
+    double edge = 0.0;  // the device's tokens are free
+    double cloud = 0.0;
+    std::optional<double> all_cloud;
+    std::optional<double> saved;  // all_cloud - cloud; negative: routing cost more
+  };
+
   void add_tier(const std::string& name);
+  Cost cost() const;
   nlohmann::json cost_json() const;  // {edge, cloud, all_cloud, saved}
+  // The `tandem` object of a response. write_json is the one serialisation (straight into the
+  // response's text on the hot path); json_text and to_json are built on it.
+  void write_json(JsonWriter& out) const;
+  std::string json_text() const;
   nlohmann::json to_json() const;
 };
 

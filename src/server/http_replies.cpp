@@ -12,14 +12,18 @@ using nlohmann::json;
 namespace asio = net::asio;
 namespace http = net::http;
 
-Response json_response(int status, const json& body, bool keep_alive) {
+Response json_text_response(int status, std::string body, bool keep_alive) {
   Response res{static_cast<http::status>(status), 11};
   res.set(http::field::content_type, "application/json");
   res.set(http::field::server, "tandem");
   res.keep_alive(keep_alive);
-  res.body() = dump(body);
+  res.body() = std::move(body);
   res.prepare_payload();
   return res;
+}
+
+Response json_response(int status, const json& body, bool keep_alive) {
+  return json_text_response(status, dump(body), keep_alive);
 }
 
 Response text_response(const std::string& body, std::string_view content_type, bool keep_alive) {

@@ -108,6 +108,8 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
 };
 
 Response json_response(int status, const nlohmann::json& body, bool keep_alive);
+// A body that is JSON text already (written with JsonWriter).
+Response json_text_response(int status, std::string body, bool keep_alive);
 Response text_response(const std::string& body, std::string_view content_type, bool keep_alive);
 // The dashboard's files: same-origin only, never sniffed, never framed, never cached stale.
 Response static_response(const StaticFile& file, bool keep_alive);

@@ -5,6 +5,8 @@
 #include <chrono>
 #include <random>
 
+#include "common/json_writer.h"
+
 namespace tandem::server {
 
 using nlohmann::json;
@@ -100,37 +102,91 @@ json completion_response(ApiKind kind, const ResponseIds& ids, const std::string
 
 json completion_response(ApiKind kind, const ResponseIds& ids, const WholeAnswer& answer,
                          const Outcome& outcome, const DecisionRecord& record) {
-  json choice = {{"index", 0},
-                 {"logprobs", logprobs_field(kind, answer.logprobs)},
-                 {"finish_reason", outcome.finish_reason}};
-  if (kind == ApiKind::kChat) {
-    json message = {{"role", "assistant"}, {"content", answer.text}};
-    if (!answer.reasoning.empty()) {
-      message["reasoning_content"] = answer.reasoning;
-    }
-    if (!answer.tool_calls.empty()) {
-      if (answer.text.empty()) {
-        message["content"] = nullptr;
-      }
-      json calls = json::array();
-      for (const auto& call : answer.tool_calls) {
-        calls.push_back({{"id", call.id},
-                         {"type", "function"},
-                         {"function", {{"name", call.name}, {"arguments", call.arguments}}}});
-      }
-      message["tool_calls"] = std::move(calls);
-    }
-    choice["message"] = std::move(message);
-  } else {
-    choice["text"] = answer.text;
+  return json::parse(completion_response_text(kind, ids, answer, outcome, record));
+}
+
+namespace {
+
+void write_tool_calls(JsonWriter& out, const std::vector<ToolCallDelta>& calls) {
+  out.begin_array();
+  for (const auto& call : calls) {
+    out.begin_object()
+        .key("function")
+        .begin_object()
+        .member("arguments", call.arguments)
+        .member("name", call.name)
+        .end_object()
+        .member("id", call.id)
+        .member("type", "function")
+        .end_object();
   }
-  return {{"id", ids.id},
-          {"object", kind == ApiKind::kChat ? "chat.completion" : "text_completion"},
-          {"created", ids.created},
-          {"model", ids.model},
-          {"choices", json::array({std::move(choice)})},
-          {"usage", usage_json(outcome.usage)},
-          {"tandem", record.to_json()}};
+  out.end_array();
+}
+
+void write_message(JsonWriter& out, const WholeAnswer& answer) {
+  out.begin_object().key("content");
+  if (answer.text.empty() && !answer.tool_calls.empty()) {
+    out.null();
+  } else {
+    out.string(answer.text);
+  }
+  if (!answer.reasoning.empty()) {
+    out.member("reasoning_content", answer.reasoning);
+  }
+  out.member("role", "assistant");
+  if (!answer.tool_calls.empty()) {
+    out.key("tool_calls");
+    write_tool_calls(out, answer.tool_calls);
+  }
+  out.end_object();
+}
+
+void write_usage(JsonWriter& out, const TierUsage& usage) {
+  out.begin_object()
+      .member("completion_tokens", usage.completion_tokens)
+      .member("prompt_tokens", usage.prompt_tokens)
+      .key("prompt_tokens_details")
+      .begin_object()
+      .member("cached_tokens", usage.cached_prompt_tokens)
+      .end_object()
+      .member("total_tokens", int64_t{usage.prompt_tokens} + usage.completion_tokens)
+      .end_object();
+}
+
+}  // namespace
+
+// Members in name order, as nlohmann::json wrote this response before: the text is unchanged.
+std::string completion_response_text(ApiKind kind, const ResponseIds& ids,
+                                     const WholeAnswer& answer, const Outcome& outcome,
+                                     const DecisionRecord& record) {
+  std::string text;
+  text.reserve(1024 + answer.text.size() + answer.reasoning.size());
+  JsonWriter out(text);
+  out.begin_object().key("choices").begin_array().begin_object();
+  out.member("finish_reason", outcome.finish_reason).member("index", 0).key("logprobs");
+  const json logprobs = logprobs_field(kind, answer.logprobs);
+  if (logprobs.is_null()) {
+    out.null();
+  } else {
+    out.raw(dump(logprobs));
+  }
+  if (kind == ApiKind::kChat) {
+    out.key("message");
+    write_message(out, answer);
+  } else {
+    out.member("text", answer.text);
+  }
+  out.end_object().end_array();
+  out.member("created", ids.created)
+      .member("id", ids.id)
+      .member("model", ids.model)
+      .member("object", kind == ApiKind::kChat ? "chat.completion" : "text_completion")
+      .key("tandem");
+  record.write_json(out);
+  out.key("usage");
+  write_usage(out, outcome.usage);
+  out.end_object();
+  return text;
 }
 
 json content_chunk(ApiKind kind, const ResponseIds& ids, const Piece& piece, bool first) {

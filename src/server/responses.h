@@ -36,6 +36,11 @@ struct WholeAnswer {
 nlohmann::json completion_response(upstream::ApiKind kind, const ResponseIds& ids,
                                    const WholeAnswer& answer, const Outcome& outcome,
                                    const DecisionRecord& record);
+// The same response as JSON text, written without building a tree (what a non-streaming
+// chat or completions client receives).
+std::string completion_response_text(upstream::ApiKind kind, const ResponseIds& ids,
+                                     const WholeAnswer& answer, const Outcome& outcome,
+                                     const DecisionRecord& record);
 // A text answer.
 nlohmann::json completion_response(upstream::ApiKind kind, const ResponseIds& ids,
                                    const std::string& text, const nlohmann::json& logprobs,
