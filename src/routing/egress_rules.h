@@ -22,8 +22,19 @@ struct EgressVerdict {
   std::string message;  // names detectors and fields, never a value
 };
 
-// nullopt: the body may leave. `may_leave` is the routing decision's: false refuses any body.
-// An empty body (a bodiless GET) carries nothing to scan.
+struct EgressJudgement {
+  std::optional<EgressVerdict> refusal;  // nullopt: the body may leave
+  // The scan found private data (allowed to leave only where routing.privacy is off): what an
+  // audit that keeps redacted bodies has to mask. False: the body is stored as it is.
+  bool has_findings = false;
+};
+
+// The verdict on one body. `may_leave` is the routing decision's: false refuses any body. An
+// empty body (a bodiless GET) carries nothing to scan.
+EgressJudgement judge_egress_body(const PrivacyScanner& scanner, const EgressRules& rules,
+                                  std::string_view bytes, bool may_leave);
+
+// judge_egress_body's refusal alone.
 std::optional<EgressVerdict> judge_egress(const PrivacyScanner& scanner, const EgressRules& rules,
                                           std::string_view bytes, bool may_leave);
 

@@ -49,7 +49,8 @@ void redact(json& value, const routing::PrivacyScanner& scanner, store::AuditRec
 }
 
 store::AuditRecord audit_row(const std::string& bytes, const EgressSend& send,
-                             const std::string& mode, const routing::PrivacyScanner& scanner) {
+                             const std::string& mode, const routing::PrivacyScanner& scanner,
+                             bool has_findings) {
   store::AuditRecord audit;
   audit.unix_ms = unix_ms();
   audit.request_id = send.request_id;
@@ -60,7 +61,8 @@ store::AuditRecord audit_row(const std::string& bytes, const EgressSend& send,
   audit.bytes = static_cast<int64_t>(bytes.size());
   audit.sha256 = config::sha256_hex(bytes);
   audit.content_mode = mode;
-  if (mode == "full") {
+  // Redacted with nothing to redact (the guard's scan found nothing): the body as sent.
+  if (mode == "full" || (mode == "redacted" && !has_findings)) {
     audit.content = bytes.substr(0, store::kMaxAuditContentBytes);
   } else if (mode == "redacted") {
     json parsed = json::parse(bytes, nullptr, false);  // JSON: the guard has read it already
@@ -102,14 +104,14 @@ EgressRefusal GatewayEgressGuard::refuse(const EgressSend& send, std::string cod
 
 net::awaitable<std::optional<EgressRefusal>> GatewayEgressGuard::inspect(const std::string& bytes,
                                                                          const EgressSend& send) {
-  auto verdict = routing::judge_egress(scanner_, rules_, bytes, send.may_leave);
-  if (verdict) {
-    co_return refuse(send, std::move(verdict->code),
-                     verdict->message + " (" + send.purpose + " not sent)");
+  auto judgement = routing::judge_egress_body(scanner_, rules_, bytes, send.may_leave);
+  if (judgement.refusal) {
+    co_return refuse(send, std::move(judgement.refusal->code),
+                     judgement.refusal->message + " (" + send.purpose + " not sent)");
   }
   // A bodiless GET (a health probe) carries nothing of anyone's: no audit row.
   if (audit_ && !bytes.empty()) {
-    const bool recorded = co_await record(bytes, send);
+    const bool recorded = co_await record(bytes, send, judgement.has_findings);
     if (!recorded && audit_required_) {
       co_return refuse(send, "audit_unavailable",
                        "its audit row could not be stored, and operations.audit.required "
@@ -123,8 +125,9 @@ net::awaitable<std::optional<EgressRefusal>> GatewayEgressGuard::inspect(const s
   co_return std::nullopt;
 }
 
-net::awaitable<bool> GatewayEgressGuard::record(const std::string& bytes, const EgressSend& send) {
-  store::AuditRecord row = audit_row(bytes, send, audit_content_, scanner_);
+net::awaitable<bool> GatewayEgressGuard::record(const std::string& bytes, const EgressSend& send,
+                                                bool has_findings) {
+  store::AuditRecord row = audit_row(bytes, send, audit_content_, scanner_, has_findings);
   if (!audit_required_) {
     if (!audit_->submit_audit(std::move(row))) {
       log_event(LogLevel::kWarn, "audit", "dropped",

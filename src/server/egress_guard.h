@@ -52,7 +52,9 @@ class GatewayEgressGuard final : public upstream::EgressGuard {
 
  private:
   // Stores the audit row of `bytes` before they leave; false when it could not be stored.
-  net::awaitable<bool> record(const std::string& bytes, const upstream::EgressSend& send);
+  // `has_findings`: the guard's scan found private data, which a redacted row masks.
+  net::awaitable<bool> record(const std::string& bytes, const upstream::EgressSend& send,
+                              bool has_findings);
   upstream::EgressRefusal refuse(const upstream::EgressSend& send, std::string code,
                                  std::string message);
 
