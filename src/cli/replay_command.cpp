@@ -138,6 +138,45 @@ void print_report(const eval::ReplayReport& r, const ReplayFlags& flags, int64_t
   }
 }
 
+// Feeds the traces `query` selects to `replayer` in the order they happened: the newest
+// --limit of them, or all (one row at a time: a million traces need not fit in memory).
+// `first_ms` and `last_ms` get the window they span.
+Status replay_traces(store::TraceLog& log, store::TraceQuery query, const ReplayFlags& flags,
+                     eval::Replayer& replayer, Progress& progress, int64_t& first_ms,
+                     int64_t& last_ms) {
+  size_t replayed = 0;
+  auto visit = [&](store::TraceRecord&& t) {
+    first_ms = first_ms == 0 ? t.unix_ms : std::min(first_ms, t.unix_ms);
+    last_ms = std::max(last_ms, t.unix_ms);
+    replayer.add(recorded(std::move(t)));
+    progress.update(++replayed);
+    return true;
+  };
+  Status status;
+  if (flags.limit > 0) {
+    // The newest N, replayed in the order they happened.
+    query.limit = flags.limit;
+    query.newest_first = true;
+    progress.phase("reading traces", 0);
+    auto rows = log.read(query);
+    if (rows) {
+      progress.phase("replaying requests", rows->size());
+      for (auto it = rows->rbegin(); it != rows->rend(); ++it) {
+        visit(std::move(*it));
+      }
+    } else {
+      status = rows.error();
+    }
+  } else {
+    // Oldest first, one row at a time: a million traces need not fit in memory. Every row is
+    // replayed unless --since leaves some out, whose number only the scan tells (0: unknown).
+    const auto rows = query.since_ms == 0 ? log.count() : Result<size_t>(size_t{0});
+    progress.phase("replaying requests", rows ? rows.value() : 0);
+    status = log.scan(query, visit);
+  }
+  return status;
+}
+
 int run(const ReplayFlags& flags) {
   auto config = config::load_config(flags.config_path);
   if (!config) {
@@ -169,37 +208,8 @@ int run(const ReplayFlags& flags) {
   int64_t first_ms = 0;
   int64_t last_ms = 0;
   CommandProgress bar({.json = flags.json, .no_progress = flags.no_progress});
-  Progress& progress = bar.progress();
-  size_t replayed = 0;
-  auto visit = [&](store::TraceRecord&& t) {
-    first_ms = first_ms == 0 ? t.unix_ms : std::min(first_ms, t.unix_ms);
-    last_ms = std::max(last_ms, t.unix_ms);
-    replayer.add(recorded(std::move(t)));
-    progress.update(++replayed);
-    return true;
-  };
-  Status status;
-  if (flags.limit > 0) {
-    // The newest N, replayed in the order they happened.
-    query.limit = flags.limit;
-    query.newest_first = true;
-    progress.phase("reading traces", 0);
-    auto rows = log.read(query);
-    if (rows) {
-      progress.phase("replaying requests", rows->size());
-      for (auto it = rows->rbegin(); it != rows->rend(); ++it) {
-        visit(std::move(*it));
-      }
-    } else {
-      status = rows.error();
-    }
-  } else {
-    // Oldest first, one row at a time: a million traces need not fit in memory. Every row is
-    // replayed unless --since leaves some out, whose number only the scan tells (0: unknown).
-    const auto rows = query.since_ms == 0 ? log.count() : Result<size_t>(size_t{0});
-    progress.phase("replaying requests", rows ? rows.value() : 0);
-    status = log.scan(query, visit);
-  }
+  const Status status =
+      replay_traces(log, query, flags, replayer, bar.progress(), first_ms, last_ms);
   bar.finish();
   if (!status) {
     std::cerr << "tandem replay: " << status.error().message << "\n";

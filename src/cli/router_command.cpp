@@ -390,6 +390,73 @@ void add_pair_options(CLI::App& command, std::string& edge, std::string& cloud,
                      "sources)");
 }
 
+CLI::App* add_train_subcommand(CLI::App& router, TrainFlags& flags) {
+  CLI::App* train_cmd = router.add_subcommand(
+      "train",
+      "Fit the complexity classifier on routing traces (JSONL, 'routing trace v1') from the "
+      "framework's prior, report it on left-out tasks and sources, and write its weights");
+  train_cmd->add_option("--data", flags.data, "Trace file (repeat for several)")
+      ->check(CLI::ExistingFile);
+  train_cmd->add_option("--traces", flags.traces,
+                        "The gateway's routing database: train on its labelled traffic too "
+                        "(query kinds are the tasks left out); the weights are written only "
+                        "when they beat the shipped ones on the left-out kinds");
+  train_cmd->add_flag("--force", flags.force,
+                      "Write the weights even when they lose to the shipped ones");
+  add_pair_options(*train_cmd, flags.edge, flags.cloud, flags.pairs);
+  train_cmd->add_option("--out", flags.out, "Where to write the weights (JSON)")->required();
+  train_cmd->add_option("--prior", flags.prior,
+                        "Prior file (default: the shipped models/router/prior.json); 'none': "
+                        "regularise toward 0");
+  train_cmd
+      ->add_option("--l2", flags.l2,
+                   "L2 penalty toward the prior, 'prior-only', or 'auto': chosen by the mean APGR "
+                   "on left-out tasks")
+      ->capture_default_str();
+  train_cmd
+      ->add_option("--max-slice-rows", flags.max_slice_rows,
+                   "Rows of one source's task used (chosen by hash); 0: all")
+      ->capture_default_str();
+  train_cmd
+      ->add_option("--slice-weight-rows", flags.slice_weight_rows,
+                   "A larger source/task slice weighs as much as this many rows; 0: no balancing")
+      ->capture_default_str();
+  train_cmd
+      ->add_option("--holdout", flags.holdout,
+                   "Fraction of rows held out for evaluation (split by a hash of the row id)")
+      ->check(CLI::Range(0.0, 0.9))
+      ->capture_default_str();
+  train_cmd->add_option("--seed", flags.seed, "Salts the train/holdout split")
+      ->capture_default_str();
+  train_cmd->add_flag("--json", flags.json, "Print the report as one JSON object");
+  add_no_progress_flag(*train_cmd, flags.no_progress);
+  return train_cmd;
+}
+
+CLI::App* add_eval_subcommand(CLI::App& router, EvalFlags& flags) {
+  CLI::App* eval_cmd = router.add_subcommand(
+      "eval", "Score routing traces with a complexity model: AUC, cloud share and quality");
+  eval_cmd->add_option("--model", flags.model, "Weights file (default: the built-in weights)");
+  eval_cmd->add_option("--data", flags.data, "Trace file (repeat for several)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  add_pair_options(*eval_cmd, flags.edge, flags.cloud, flags.pairs);
+  eval_cmd->add_flag("--json", flags.json, "Print the report as one JSON object");
+  add_no_progress_flag(*eval_cmd, flags.no_progress);
+  return eval_cmd;
+}
+
+CLI::App* add_explain_subcommand(CLI::App& router, ExplainFlags& flags) {
+  CLI::App* explain_cmd = router.add_subcommand(
+      "explain", "Score one prompt and show which features moved the score, largest first");
+  explain_cmd->add_option("prompt", flags.prompt, "The (last) user message")->required();
+  explain_cmd->add_option("--system", flags.system, "A system prompt");
+  explain_cmd->add_option("--model", flags.model, "Weights file (default: the built-in weights)");
+  explain_cmd->add_option("--top", flags.top, "How many features to show")->capture_default_str();
+  explain_cmd->add_flag("--json", flags.json, "Print one JSON object");
+  return explain_cmd;
+}
+
 }  // namespace
 
 std::function<int()> add_router_command(CLI::App& app) {
@@ -399,67 +466,9 @@ std::function<int()> add_router_command(CLI::App& app) {
   CLI::App* router = app.add_subcommand(
       "router", "Train and measure the ingress complexity classifier (docs/ROUTER_TRAINING.md)");
   router->require_subcommand(1);
-
-  CLI::App* train_cmd = router->add_subcommand(
-      "train",
-      "Fit the complexity classifier on routing traces (JSONL, 'routing trace v1') from the "
-      "framework's prior, report it on left-out tasks and sources, and write its weights");
-  train_cmd->add_option("--data", train_flags->data, "Trace file (repeat for several)")
-      ->check(CLI::ExistingFile);
-  train_cmd->add_option("--traces", train_flags->traces,
-                        "The gateway's routing database: train on its labelled traffic too "
-                        "(query kinds are the tasks left out); the weights are written only "
-                        "when they beat the shipped ones on the left-out kinds");
-  train_cmd->add_flag("--force", train_flags->force,
-                      "Write the weights even when they lose to the shipped ones");
-  add_pair_options(*train_cmd, train_flags->edge, train_flags->cloud, train_flags->pairs);
-  train_cmd->add_option("--out", train_flags->out, "Where to write the weights (JSON)")->required();
-  train_cmd->add_option("--prior", train_flags->prior,
-                        "Prior file (default: the shipped models/router/prior.json); 'none': "
-                        "regularise toward 0");
-  train_cmd
-      ->add_option("--l2", train_flags->l2,
-                   "L2 penalty toward the prior, 'prior-only', or 'auto': chosen by the mean APGR "
-                   "on left-out tasks")
-      ->capture_default_str();
-  train_cmd
-      ->add_option("--max-slice-rows", train_flags->max_slice_rows,
-                   "Rows of one source's task used (chosen by hash); 0: all")
-      ->capture_default_str();
-  train_cmd
-      ->add_option("--slice-weight-rows", train_flags->slice_weight_rows,
-                   "A larger source/task slice weighs as much as this many rows; 0: no balancing")
-      ->capture_default_str();
-  train_cmd
-      ->add_option("--holdout", train_flags->holdout,
-                   "Fraction of rows held out for evaluation (split by a hash of the row id)")
-      ->check(CLI::Range(0.0, 0.9))
-      ->capture_default_str();
-  train_cmd->add_option("--seed", train_flags->seed, "Salts the train/holdout split")
-      ->capture_default_str();
-  train_cmd->add_flag("--json", train_flags->json, "Print the report as one JSON object");
-  add_no_progress_flag(*train_cmd, train_flags->no_progress);
-
-  CLI::App* eval_cmd = router->add_subcommand(
-      "eval", "Score routing traces with a complexity model: AUC, cloud share and quality");
-  eval_cmd->add_option("--model", eval_flags->model,
-                       "Weights file (default: the built-in weights)");
-  eval_cmd->add_option("--data", eval_flags->data, "Trace file (repeat for several)")
-      ->required()
-      ->check(CLI::ExistingFile);
-  add_pair_options(*eval_cmd, eval_flags->edge, eval_flags->cloud, eval_flags->pairs);
-  eval_cmd->add_flag("--json", eval_flags->json, "Print the report as one JSON object");
-  add_no_progress_flag(*eval_cmd, eval_flags->no_progress);
-
-  CLI::App* explain_cmd = router->add_subcommand(
-      "explain", "Score one prompt and show which features moved the score, largest first");
-  explain_cmd->add_option("prompt", explain_flags->prompt, "The (last) user message")->required();
-  explain_cmd->add_option("--system", explain_flags->system, "A system prompt");
-  explain_cmd->add_option("--model", explain_flags->model,
-                          "Weights file (default: the built-in weights)");
-  explain_cmd->add_option("--top", explain_flags->top, "How many features to show")
-      ->capture_default_str();
-  explain_cmd->add_flag("--json", explain_flags->json, "Print one JSON object");
+  CLI::App* train_cmd = add_train_subcommand(*router, *train_flags);
+  add_eval_subcommand(*router, *eval_flags);
+  CLI::App* explain_cmd = add_explain_subcommand(*router, *explain_flags);
   auto train_task = add_router_task_commands(*router);
 
   return [train_flags, eval_flags, explain_flags, train_cmd, explain_cmd, train_task] {

@@ -69,15 +69,13 @@ void raise_descriptor_limit(size_t max_connections) {
   }
 }
 
-int serve(const ServeFlags& flags) {
-  engine::set_llama_log_level(flags.verbose ? engine::LlamaLogLevel::kVerbose
-                                            : engine::LlamaLogLevel::kQuiet);
+// The configuration file (or the defaults) with the command line's overrides applied.
+Result<config::GatewayConfig> serve_config(const ServeFlags& flags) {
   config::GatewayConfig config;
   if (!flags.config_path.empty()) {
     auto loaded = config::load_config(flags.config_path);
     if (!loaded) {
-      std::cerr << "tandem serve: " << loaded.error().message << "\n";
-      return 1;
+      return loaded.error();
     }
     config = std::move(loaded).value();
   }
@@ -88,8 +86,7 @@ int serve(const ServeFlags& flags) {
     config.server.port = *flags.port;
   }
   if (const std::string problem = config::exposure_problem(config.server); !problem.empty()) {
-    std::cerr << "tandem serve: server.host: " << problem << "\n";
-    return 1;
+    return make_error(ErrorCode::kInvalidArgument, "server.host: " + problem);
   }
   if (flags.model) {
     config.edge.model = *flags.model;
@@ -98,43 +95,105 @@ int serve(const ServeFlags& flags) {
   if (config.edge.model.empty()) {
     config.edge.model = shipped_model();
   }
+  return config;
+}
+
+// The edge engine, warmed up; null when the edge is disabled or fails to open while a cloud
+// can still answer (`edge_problem` then says why). An error when nothing could answer.
+Result<std::unique_ptr<engine::Engine>> open_edge(const config::GatewayConfig& config,
+                                                  std::string& edge_problem) {
+  edge_problem = "disabled in the configuration (edge.enabled: false)";
+  if (!config.edge.enabled) {
+    return std::unique_ptr<engine::Engine>();
+  }
+  auto options = server::edge_engine_options(config.edge);
+  if (!options) {
+    return options.error();
+  }
+  auto opened = engine::Engine::open(options.value());
+  if (!opened) {
+    if (config.upstreams.empty()) {
+      return opened.error();
+    }
+    // The cloud can still answer; the gateway reports the edge as unavailable.
+    edge_problem = opened.error().message;
+    std::cerr << "tandem serve: edge model unavailable, serving the cloud only: " << edge_problem
+              << "\n";
+    return std::unique_ptr<engine::Engine>();
+  }
+  auto engine = std::move(opened).value();
+  // One token now, so the first client does not pay for llama.cpp's first-run set-up
+  // (thread pools, graph allocation: hundreds of milliseconds).
+  engine::GenerationRequest warm_up;
+  warm_up.prompt = "Hello";
+  warm_up.sampling.max_tokens = 1;
+  (void)engine::generate(*engine, std::move(warm_up));
+  return engine;
+}
+
+// Where the gateway listens, what serves behind it, and a request to try.
+void print_banner(const server::Gateway& gateway, const server::HttpServer& http_server) {
+  const auto& cfg = gateway.config();
+  std::cout << "tandem serve: listening on http://" << cfg.server.host << ":" << http_server.port()
+            << "\n  edge:  "
+            << (gateway.engine() ? gateway.edge_name() + " (" + cfg.edge.model + ")"
+                                 : "unavailable: " + gateway.edge_problem())
+            << "\n  cloud: ";
+  if (gateway.upstreams().empty()) {
+    std::cout << "none configured";
+  }
+  for (const auto& u : gateway.upstreams()) {
+    std::cout << u->name() << " (" << u->config().base_url << ") ";
+  }
+  std::cout << "\n\ntry:\n  curl http://" << cfg.server.host << ":" << http_server.port()
+            << "/v1/chat/completions -H 'Content-Type: application/json' \\\n"
+               "    -d '{\"model\": \"tandem\", \"messages\": [{\"role\": \"user\", "
+               "\"content\": \"Once upon a time\"}], \"max_tokens\": 48}'\n"
+            << std::endl;
+}
+
+// Serves until SIGINT or SIGTERM, then lets in-flight requests finish. Signals are handled on
+// a thread of their own so that shutdown never waits for a busy I/O thread.
+void serve_until_signalled(server::HttpServer& http_server, uint32_t shutdown_grace_ms) {
+  net::asio::io_context signals_context;
+  net::asio::signal_set signals(signals_context, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code& ec, int signal) {
+    if (!ec) {
+      std::cerr << "tandem serve: " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
+                << ": finishing in-flight requests (up to " << shutdown_grace_ms << " ms)\n";
+      http_server.shutdown();
+    }
+  });
+  std::thread signal_thread([&] { signals_context.run(); });
+  http_server.run();
+  signals_context.stop();
+  signal_thread.join();
+}
+
+int serve(const ServeFlags& flags) {
+  engine::set_llama_log_level(flags.verbose ? engine::LlamaLogLevel::kVerbose
+                                            : engine::LlamaLogLevel::kQuiet);
+  auto configured = serve_config(flags);
+  if (!configured) {
+    std::cerr << "tandem serve: " << configured.error().message << "\n";
+    return 1;
+  }
+  config::GatewayConfig config = std::move(configured).value();
   raise_descriptor_limit(config.server.max_connections);
   // A bad routing pattern or weights file fails now, not after the model has loaded.
   if (auto router = routing::Router::create(config.routing); !router) {
     std::cerr << "tandem serve: " << router.error().message << "\n";
     return 1;
   }
-
-  std::unique_ptr<engine::Engine> engine;
-  std::string edge_problem = "disabled in the configuration (edge.enabled: false)";
-  if (config.edge.enabled) {
-    auto options = server::edge_engine_options(config.edge);
-    if (!options) {
-      std::cerr << "tandem serve: " << options.error().message << "\n";
-      return 1;
-    }
-    auto opened = engine::Engine::open(options.value());
-    if (opened) {
-      engine = std::move(opened).value();
-      // One token now, so the first client does not pay for llama.cpp's first-run set-up
-      // (thread pools, graph allocation: hundreds of milliseconds).
-      engine::GenerationRequest warm_up;
-      warm_up.prompt = "Hello";
-      warm_up.sampling.max_tokens = 1;
-      (void)engine::generate(*engine, std::move(warm_up));
-    } else if (config.upstreams.empty()) {
-      std::cerr << "tandem serve: " << opened.error().message << "\n";
-      return 1;
-    } else {
-      // The cloud can still answer; the gateway reports the edge as unavailable.
-      edge_problem = opened.error().message;
-      std::cerr << "tandem serve: edge model unavailable, serving the cloud only: " << edge_problem
-                << "\n";
-    }
+  std::string edge_problem;
+  auto engine = open_edge(config, edge_problem);
+  if (!engine) {
+    std::cerr << "tandem serve: " << engine.error().message << "\n";
+    return 1;
   }
 
-  auto made =
-      server::Gateway::create(std::move(config), std::move(engine), std::move(edge_problem));
+  auto made = server::Gateway::create(std::move(config), std::move(engine).value(),
+                                      std::move(edge_problem));
   if (!made) {
     std::cerr << "tandem serve: " << made.error().message << "\n";
     return 1;
@@ -146,40 +205,8 @@ int serve(const ServeFlags& flags) {
     return 1;
   }
   auto& http_server = *created.value();
-  const auto& cfg = gateway->config();
-  std::cout << "tandem serve: listening on http://" << cfg.server.host << ":" << http_server.port()
-            << "\n  edge:  "
-            << (gateway->engine() ? gateway->edge_name() + " (" + cfg.edge.model + ")"
-                                  : "unavailable: " + gateway->edge_problem())
-            << "\n  cloud: ";
-  if (gateway->upstreams().empty()) {
-    std::cout << "none configured";
-  }
-  for (const auto& u : gateway->upstreams()) {
-    std::cout << u->name() << " (" << u->config().base_url << ") ";
-  }
-  std::cout << "\n\ntry:\n  curl http://" << cfg.server.host << ":" << http_server.port()
-            << "/v1/chat/completions -H 'Content-Type: application/json' \\\n"
-               "    -d '{\"model\": \"tandem\", \"messages\": [{\"role\": \"user\", "
-               "\"content\": \"Once upon a time\"}], \"max_tokens\": 48}'\n"
-            << std::endl;
-
-  // Signals are handled on a thread of their own so that shutdown never waits for a busy
-  // I/O thread.
-  net::asio::io_context signals_context;
-  net::asio::signal_set signals(signals_context, SIGINT, SIGTERM);
-  signals.async_wait([&](const boost::system::error_code& ec, int signal) {
-    if (!ec) {
-      std::cerr << "tandem serve: " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
-                << ": finishing in-flight requests (up to " << cfg.server.shutdown_grace_ms
-                << " ms)\n";
-      http_server.shutdown();
-    }
-  });
-  std::thread signal_thread([&] { signals_context.run(); });
-  http_server.run();
-  signals_context.stop();
-  signal_thread.join();
+  print_banner(*gateway, http_server);
+  serve_until_signalled(http_server, gateway->config().server.shutdown_grace_ms);
   gateway->flush_traces();  // the last requests' traces, before the process exits
   std::cerr << "tandem serve: stopped\n";
   return 0;

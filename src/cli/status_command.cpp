@@ -77,13 +77,11 @@ std::optional<HostPort> parse_url(const std::string& url, std::string& error) {
   return out;
 }
 
-int run_status(const StatusFlags& flags) {
-  std::string error;
-  const auto target = parse_url(flags.url, error);
-  if (!target) {
-    std::cerr << "tandem status: " << error << "\n";
-    return 1;
-  }
+// GET /v1/tandem/status from the gateway, within --timeout-ms; the response, or an empty
+// optional with `failure` saying why.
+std::optional<http::response<http::string_body>> fetch_status(const StatusFlags& flags,
+                                                              const HostPort& address,
+                                                              std::string& failure) {
   // The exchange runs asynchronously so that --timeout-ms bounds all of it: a tcp_stream's
   // deadline applies to asynchronous operations only.
   asio::io_context ioc;
@@ -91,15 +89,14 @@ int run_status(const StatusFlags& flags) {
   beast::flat_buffer buffer;
   http::response_parser<http::string_body> parser;
   parser.body_limit(64u << 20);
-  std::string failure;
   const char* key = std::getenv(flags.key_env.c_str());
   auto exchange = [&]() -> net::awaitable<void> {
     net::tcp::resolver resolver(ioc);
     boost::system::error_code ec;
     const auto endpoints = co_await resolver.async_resolve(
-        target->host, target->port, asio::redirect_error(net::use_awaitable, ec));
+        address.host, address.port, asio::redirect_error(net::use_awaitable, ec));
     if (ec) {
-      failure = "cannot resolve " + target->host + ": " + ec.message();
+      failure = "cannot resolve " + address.host + ": " + ec.message();
       co_return;
     }
     stream.expires_after(std::chrono::milliseconds(flags.timeout_ms));
@@ -110,7 +107,7 @@ int run_status(const StatusFlags& flags) {
       co_return;
     }
     http::request<http::empty_body> req{http::verb::get, "/v1/tandem/status", 11};
-    req.set(http::field::host, target->host);
+    req.set(http::field::host, address.host);
     req.set(http::field::user_agent, "tandem-status");
     if (key != nullptr && *key != '\0') {
       req.set(http::field::authorization, std::string("Bearer ") + key);
@@ -132,10 +129,13 @@ int run_status(const StatusFlags& flags) {
   });
   ioc.run();
   if (!failure.empty()) {
-    std::cerr << "tandem status: " << failure << "\n";
-    return 1;
+    return std::nullopt;
   }
-  const auto& res = parser.get();
+  return parser.release();
+}
+
+// Prints the status document (or its --section) on stdout; the exit code.
+int print_status(const StatusFlags& flags, const http::response<http::string_body>& res) {
   const auto body = nlohmann::json::parse(res.body(), nullptr, false);
   if (res.result_int() != 200) {
     std::string message = res.body().substr(0, 300);
@@ -169,6 +169,22 @@ int run_status(const StatusFlags& flags) {
   }
   std::cout << body.dump(2) << "\n";
   return 0;
+}
+
+int run_status(const StatusFlags& flags) {
+  std::string error;
+  const auto target = parse_url(flags.url, error);
+  if (!target) {
+    std::cerr << "tandem status: " << error << "\n";
+    return 1;
+  }
+  std::string failure;
+  const auto response = fetch_status(flags, *target, failure);
+  if (!response) {
+    std::cerr << "tandem status: " << failure << "\n";
+    return 1;
+  }
+  return print_status(flags, *response);
 }
 
 }  // namespace

@@ -64,6 +64,7 @@ struct MessageDelta {
 
 // Reads a model's answer as it streams: push() each piece of text, finish() at the end.
 // Deltas concatenate to the final message; tool calls get ids ("call_" + 24 characters).
+// Thread-safety: none; one request's answer, read by one thread (or strand) at a time.
 class ChatOutput {
  public:
   explicit ChatOutput(std::shared_ptr<const ChatOutputFormat> format);
@@ -81,6 +82,7 @@ class ChatOutput {
   std::unique_ptr<State> state_;
 };
 
+// Thread-safety: immutable after create(); any thread may call any member, at once.
 class ChatFormatter {
  public:
   // `template_override`: a template's source, replacing the model's. Fails with

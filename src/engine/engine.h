@@ -137,7 +137,7 @@ class Engine {
 
   EngineStats stats() const;
 
-  struct State;  // defined in engine.cpp: the llama.cpp side stays out of this header
+  struct State;  // defined in engine_state.h: the llama.cpp side stays out of this header
 
  private:
   explicit Engine(std::unique_ptr<State> state);

@@ -258,6 +258,95 @@ Result<uint64_t> tensor_size(Reader& reader, const GgufTensorInfo& tensor) {
   return bytes;
 }
 
+// The `kv_count` metadata pairs; a key seen twice is corrupt.
+Status read_metadata(Reader& reader, uint64_t kv_count, GgufHeader& header) {
+  for (uint64_t i = 0; i < kv_count; ++i) {
+    std::string key;
+    if (auto s = reader.read_string(key, "a metadata key"); !s) {
+      return s.error();
+    }
+    uint32_t type = 0;
+    if (auto s = reader.read(type, "a metadata type"); !s) {
+      return s.error();
+    }
+    auto value = read_value(reader, type);
+    if (!value) {
+      return value.error();
+    }
+    if (!header.metadata.emplace(key, std::move(value).value()).second) {
+      return reader.corrupt("duplicate metadata key '" + key + "'");
+    }
+  }
+  return {};
+}
+
+// One tensor's name, shape, type and offset, and its size from them.
+Result<GgufTensorInfo> read_tensor_info(Reader& reader) {
+  GgufTensorInfo tensor;
+  if (auto s = reader.read_string(tensor.name, "a tensor name"); !s) {
+    return s.error();
+  }
+  uint32_t n_dims = 0;
+  if (auto s = reader.read(n_dims, "a tensor's dimension count"); !s) {
+    return s.error();
+  }
+  if (n_dims == 0 || n_dims > kMaxDims) {
+    return reader.corrupt("tensor '" + tensor.name + "' has " + std::to_string(n_dims) +
+                          " dimensions (1 to 4 allowed)");
+  }
+  tensor.dims.resize(n_dims);
+  for (auto& dim : tensor.dims) {
+    if (auto s = reader.read(dim, "a tensor dimension"); !s) {
+      return s.error();
+    }
+  }
+  if (auto s = reader.read(tensor.ggml_type, "a tensor type"); !s) {
+    return s.error();
+  }
+  if (auto s = reader.read(tensor.offset, "a tensor offset"); !s) {
+    return s.error();
+  }
+  auto size = tensor_size(reader, tensor);
+  if (!size) {
+    return size.error();
+  }
+  tensor.size_bytes = size.value();
+  return tensor;
+}
+
+// Where the tensor data starts (after the header, aligned) and the file size the tensors need,
+// which the stream must have: a truncated download is caught here, before llama.cpp maps it.
+Status place_tensor_data(const Reader& reader, uint64_t stream_size, const std::string& label,
+                         GgufHeader& header) {
+  const uint64_t alignment = header.get_uint("general.alignment").value_or(kDefaultAlignment);
+  if (alignment == 0 || (alignment & (alignment - 1)) != 0) {
+    return reader.corrupt("general.alignment " + std::to_string(alignment) +
+                          " is not a power of two");
+  }
+  header.data_offset = (reader.position() + alignment - 1) / alignment * alignment;
+
+  uint64_t data_end = header.data_offset;
+  for (const auto& tensor : header.tensors) {
+    if (tensor.offset % alignment != 0) {
+      return reader.corrupt("tensor '" + tensor.name + "' is not aligned");
+    }
+    const uint64_t max = std::numeric_limits<uint64_t>::max();
+    if (tensor.offset > max - header.data_offset ||
+        tensor.size_bytes > max - header.data_offset - tensor.offset) {
+      return reader.corrupt("tensor '" + tensor.name + "' lies past any possible file end");
+    }
+    data_end = std::max(data_end, header.data_offset + tensor.offset + tensor.size_bytes);
+  }
+  header.required_file_size = data_end;
+  if (data_end > stream_size) {
+    return make_error(ErrorCode::kInvalidModel,
+                      "'" + label + "' is truncated: it has " + std::to_string(stream_size) +
+                          " bytes but its tensors need " + std::to_string(data_end) +
+                          " (was the download interrupted?)");
+  }
+  return {};
+}
+
 }  // namespace
 
 std::optional<std::string> GgufHeader::get_string(const std::string& key) const {
@@ -320,83 +409,21 @@ Result<GgufHeader> parse_gguf_header(std::istream& in, uint64_t stream_size,
                           std::to_string(kv_count) + " metadata keys");
   }
 
-  for (uint64_t i = 0; i < kv_count; ++i) {
-    std::string key;
-    if (auto s = reader.read_string(key, "a metadata key"); !s) {
-      return s.error();
-    }
-    uint32_t type = 0;
-    if (auto s = reader.read(type, "a metadata type"); !s) {
-      return s.error();
-    }
-    auto value = read_value(reader, type);
-    if (!value) {
-      return value.error();
-    }
-    if (!header.metadata.emplace(key, std::move(value).value()).second) {
-      return reader.corrupt("duplicate metadata key '" + key + "'");
-    }
+  if (auto s = read_metadata(reader, kv_count, header); !s) {
+    return s.error();
   }
 
   header.tensors.reserve(tensor_count);
   for (uint64_t i = 0; i < tensor_count; ++i) {
-    GgufTensorInfo tensor;
-    if (auto s = reader.read_string(tensor.name, "a tensor name"); !s) {
-      return s.error();
+    auto tensor = read_tensor_info(reader);
+    if (!tensor) {
+      return tensor.error();
     }
-    uint32_t n_dims = 0;
-    if (auto s = reader.read(n_dims, "a tensor's dimension count"); !s) {
-      return s.error();
-    }
-    if (n_dims == 0 || n_dims > kMaxDims) {
-      return reader.corrupt("tensor '" + tensor.name + "' has " + std::to_string(n_dims) +
-                            " dimensions (1 to 4 allowed)");
-    }
-    tensor.dims.resize(n_dims);
-    for (auto& dim : tensor.dims) {
-      if (auto s = reader.read(dim, "a tensor dimension"); !s) {
-        return s.error();
-      }
-    }
-    if (auto s = reader.read(tensor.ggml_type, "a tensor type"); !s) {
-      return s.error();
-    }
-    if (auto s = reader.read(tensor.offset, "a tensor offset"); !s) {
-      return s.error();
-    }
-    auto size = tensor_size(reader, tensor);
-    if (!size) {
-      return size.error();
-    }
-    tensor.size_bytes = size.value();
-    header.tensors.push_back(std::move(tensor));
+    header.tensors.push_back(std::move(tensor).value());
   }
 
-  const uint64_t alignment = header.get_uint("general.alignment").value_or(kDefaultAlignment);
-  if (alignment == 0 || (alignment & (alignment - 1)) != 0) {
-    return reader.corrupt("general.alignment " + std::to_string(alignment) +
-                          " is not a power of two");
-  }
-  header.data_offset = (reader.position() + alignment - 1) / alignment * alignment;
-
-  uint64_t data_end = header.data_offset;
-  for (const auto& tensor : header.tensors) {
-    if (tensor.offset % alignment != 0) {
-      return reader.corrupt("tensor '" + tensor.name + "' is not aligned");
-    }
-    const uint64_t max = std::numeric_limits<uint64_t>::max();
-    if (tensor.offset > max - header.data_offset ||
-        tensor.size_bytes > max - header.data_offset - tensor.offset) {
-      return reader.corrupt("tensor '" + tensor.name + "' lies past any possible file end");
-    }
-    data_end = std::max(data_end, header.data_offset + tensor.offset + tensor.size_bytes);
-  }
-  header.required_file_size = data_end;
-  if (data_end > stream_size) {
-    return make_error(ErrorCode::kInvalidModel,
-                      "'" + label + "' is truncated: it has " + std::to_string(stream_size) +
-                          " bytes but its tensors need " + std::to_string(data_end) +
-                          " (was the download interrupted?)");
+  if (auto s = place_tensor_data(reader, stream_size, label, header); !s) {
+    return s.error();
   }
   return header;
 }

@@ -199,8 +199,9 @@ RealizedPoint apply_cascade(const config::CascadeConfig& cascade,
   return p;
 }
 
-Result<CalibrateResult> calibrate(const std::vector<Sample>& samples,
-                                  const CalibrateOptions& options, Progress& progress) {
+namespace {
+
+Status check_calibrate_options(const CalibrateOptions& options) {
   if (options.target_quality.has_value() == options.target_cloud_share.has_value()) {
     return make_error(ErrorCode::kInvalidArgument,
                       "give exactly one target: --target-quality or --target-cloud-share");
@@ -219,26 +220,23 @@ Result<CalibrateResult> calibrate(const std::vector<Sample>& samples,
   if (options.per_kind != "auto" && options.per_kind != "on" && options.per_kind != "off") {
     return make_error(ErrorCode::kInvalidArgument, "--per-kind: must be auto, on or off");
   }
-  CalibrateResult result;
-  result.options = options;
-  std::vector<const Sample*> fit_rows;
-  std::vector<const Sample*> check_rows;
-  for (const auto& s : samples) {
-    if (!s.confidence[kEdgeTier]) {
-      continue;
-    }
-    (eval::unit_interval(s.hash) < options.fit_share ? fit_rows : check_rows).push_back(&s);
-  }
-  if (fit_rows.size() < 20) {
-    return make_error(ErrorCode::kInvalidArgument,
-                      "too few rows with the edge's confidence to calibrate on (" +
-                          std::to_string(fit_rows.size()) + " in the fitting sample, need 20)");
-  }
-  result.fit_rows = fit_rows.size();
-  result.check_rows = check_rows.size();
+  return {};
+}
 
-  // Per kind or pooled: out-of-fold on the fitting rows, the variant that needs fewer cloud
-  // calls for the target quality (or keeps more quality at the target share) wins.
+FitOptions fit_options(const CalibrateOptions& options, bool per_kind) {
+  FitOptions fit;
+  fit.signals = options.signals;
+  fit.signals.complexity = options.combined;
+  fit.per_kind = per_kind;
+  return fit;
+}
+
+// Per kind or pooled: out-of-fold on the fitting rows, the variant that needs fewer cloud
+// calls for the target quality (or keeps more quality at the target share) wins. Sets the
+// result's variants, per_kind and margin; returns the winner's out-of-fold gains.
+std::vector<double> choose_variant(const std::vector<const Sample*>& fit_rows,
+                                   const CalibrateOptions& options, CalibrateResult& result,
+                                   PhaseSteps& steps) {
   std::vector<bool> variants;
   if (options.per_kind != "off") {
     variants.push_back(true);
@@ -246,16 +244,10 @@ Result<CalibrateResult> calibrate(const std::vector<Sample>& samples,
   if (options.per_kind != "on") {
     variants.push_back(false);
   }
-  // Each variant's cross-fit, then the final fit, then the bootstrap.
-  PhaseSteps steps(progress, "calibrating", variants.size() + 2);
   std::vector<double> best_gain;
   Chosen best;
   for (const bool per_kind : variants) {
-    FitOptions fit;
-    fit.signals = options.signals;
-    fit.signals.complexity = options.combined;
-    fit.per_kind = per_kind;
-    const auto gain = gains_of(fit_rows, fit);
+    const auto gain = gains_of(fit_rows, fit_options(options, per_kind));
     const Chosen chosen = choose_margin(gain, fit_rows, options);
     result.variants.push_back({per_kind, chosen.cloud_share, chosen.quality_vs_cloud});
     const bool better =
@@ -270,22 +262,21 @@ Result<CalibrateResult> calibrate(const std::vector<Sample>& samples,
     steps.step();
   }
   result.margin = best.margin;
-  FitOptions fit;
-  fit.signals = options.signals;
-  fit.signals.complexity = options.combined;
-  fit.per_kind = result.per_kind;
-  result.calibration = fit_calibration(fit_rows, kEdgeTier, fit);
-  result.cascade = to_cascade_config(result.calibration, result.margin, options.base);
-  steps.step();
+  return best_gain;
+}
 
-  // What to expect: the out-of-fold decisions on the fitting rows, resampled.
+// What to expect: the out-of-fold decisions on the fitting rows (escalated where `gain`
+// reaches the margin), with bootstrap intervals.
+void expect_from_fit_rows(const std::vector<const Sample*>& fit_rows,
+                          const std::vector<double>& gain, const CalibrateOptions& options,
+                          CalibrateResult& result) {
   const size_t n = fit_rows.size();
   auto measure = [&](const std::vector<size_t>& index) {
     double quality = 0;
     double cloud = 0;
     size_t escalated = 0;
     for (size_t i : index) {
-      const bool escalate = best_gain[i] >= result.margin;
+      const bool escalate = gain[i] >= result.margin;
       escalated += escalate ? 1 : 0;
       quality += fit_rows[i]->score[escalate ? kCloudTier : kEdgeTier];
       cloud += fit_rows[i]->score[kCloudTier];
@@ -311,14 +302,11 @@ Result<CalibrateResult> calibrate(const std::vector<Sample>& samples,
     quality_draws.push_back(q);
     share_draws.push_back(s);
   }
-  steps.step();
   result.expected_quality_vs_cloud = percentile_interval(quality_estimate, quality_draws);
   result.expected_cloud_share = percentile_interval(share_estimate, share_draws);
-  result.check = apply_cascade(result.cascade, check_rows);
-  if (options.target_quality) {
-    result.check_hindsight =
-        hindsight_shares(result.calibration, check_rows, *options.target_quality);
-  }
+}
+
+void note_small_kinds(CalibrateResult& result) {
   for (size_t k = 0; k < routing::kQueryKindCount; ++k) {
     const size_t rows = result.calibration.rows_by_kind[k];
     if (rows > 0 && rows < 40) {
@@ -328,6 +316,49 @@ Result<CalibrateResult> calibrate(const std::vector<Sample>& samples,
           std::to_string(rows) + " rows: it uses the pooled calibration");
     }
   }
+}
+
+}  // namespace
+
+Result<CalibrateResult> calibrate(const std::vector<Sample>& samples,
+                                  const CalibrateOptions& options, Progress& progress) {
+  if (auto checked = check_calibrate_options(options); !checked) {
+    return checked.error();
+  }
+  CalibrateResult result;
+  result.options = options;
+  std::vector<const Sample*> fit_rows;
+  std::vector<const Sample*> check_rows;
+  for (const auto& s : samples) {
+    if (!s.confidence[kEdgeTier]) {
+      continue;
+    }
+    (eval::unit_interval(s.hash) < options.fit_share ? fit_rows : check_rows).push_back(&s);
+  }
+  if (fit_rows.size() < 20) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "too few rows with the edge's confidence to calibrate on (" +
+                          std::to_string(fit_rows.size()) + " in the fitting sample, need 20)");
+  }
+  result.fit_rows = fit_rows.size();
+  result.check_rows = check_rows.size();
+
+  // Each variant's cross-fit, then the final fit, then the bootstrap.
+  const size_t variants = (options.per_kind != "off" ? 1 : 0) + (options.per_kind != "on" ? 1 : 0);
+  PhaseSteps steps(progress, "calibrating", variants + 2);
+  const std::vector<double> best_gain = choose_variant(fit_rows, options, result, steps);
+  result.calibration = fit_calibration(fit_rows, kEdgeTier, fit_options(options, result.per_kind));
+  result.cascade = to_cascade_config(result.calibration, result.margin, options.base);
+  steps.step();
+
+  expect_from_fit_rows(fit_rows, best_gain, options, result);
+  steps.step();
+  result.check = apply_cascade(result.cascade, check_rows);
+  if (options.target_quality) {
+    result.check_hindsight =
+        hindsight_shares(result.calibration, check_rows, *options.target_quality);
+  }
+  note_small_kinds(result);
   return result;
 }
 

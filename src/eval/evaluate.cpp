@@ -347,9 +347,7 @@ void policy_table(std::ostringstream& out, const std::vector<PolicyResult>& poli
   }
 }
 
-}  // namespace
-
-Result<EvalReport> evaluate(const EvalOptions& options, Progress& progress) {
+Status check_policy_name(const EvalOptions& options) {
   if (!options.policy.empty() &&
       std::find_if(std::begin(kPolicyNames), std::end(kPolicyNames),
                    [&](const char* n) { return options.policy == n; }) == std::end(kPolicyNames)) {
@@ -357,6 +355,70 @@ Result<EvalReport> evaluate(const EvalOptions& options, Progress& progress) {
         ErrorCode::kInvalidArgument,
         "--policy: unknown policy '" + options.policy +
             "' (one of confidence, learned, classifier, combined, length, random, oracle)");
+  }
+  return {};
+}
+
+// The mean quality of each tier over all rows.
+void mean_qualities(const std::vector<Sample>& samples, EvalReport& report) {
+  for (const auto& s : samples) {
+    report.edge_quality += s.score[kEdgeTier];
+    report.mid_quality += s.score[kMidTier];
+    report.cloud_quality += s.score[kCloudTier];
+  }
+  const double n = static_cast<double>(samples.size());
+  report.edge_quality /= n;
+  report.mid_quality /= n;
+  report.cloud_quality /= n;
+}
+
+// The policies again on each task's rows alone, with the kinds of query each task holds.
+std::vector<Breakdown> task_breakdowns(const std::vector<Scored>& scored,
+                                       const std::vector<PolicyResult>& missing,
+                                       const std::vector<Sample>& samples) {
+  std::vector<Breakdown> out;
+  std::map<std::string, std::vector<size_t>> tasks;
+  for (size_t i = 0; i < samples.size(); ++i) {
+    tasks[samples[i].task.empty() ? "(none)" : samples[i].task].push_back(i);
+  }
+  for (const auto& [task, subset] : tasks) {
+    std::map<std::string, size_t> kinds;
+    for (size_t i : subset) {
+      ++kinds[std::string(routing::query_kind_name(samples[i].kind))];
+    }
+    out.push_back({task,
+                   subset.size(),
+                   {kinds.begin(), kinds.end()},
+                   run_policies(scored, missing, samples, subset)});
+  }
+  return out;
+}
+
+// Edge, then mid, then cloud, each tier escalating by its own cross-fitted confidence.
+PolicyResult three_tier_result(const SampleSet& set, PhaseSteps& fits) {
+  if (!set.has_confidence) {
+    return unavailable("three_tier", "the data lacks the edge's or mid's confidence");
+  }
+  const auto& samples = set.samples;
+  const FitOptions fit;
+  const auto edge_good = cross_fitted(samples, kEdgeTier, fit, false);
+  fits.step();
+  const auto mid_good = cross_fitted(samples, kMidTier, fit, false);
+  fits.step();
+  PolicyResult r;
+  r.name = "three_tier";
+  r.weights = "cross-fitted (5 folds by row id), per tier";
+  r.cost_model = CostModel::kCascade;
+  r.curve = three_tier_curve(samples, edge_good, mid_good);
+  r.summary = summarize(r.curve, all_cloud_cost(samples));
+  return r;
+}
+
+}  // namespace
+
+Result<EvalReport> evaluate(const EvalOptions& options, Progress& progress) {
+  if (auto checked = check_policy_name(options); !checked) {
+    return checked.error();
   }
   const config::RoutingConfig routing_config =
       options.config ? options.config->routing : config::RoutingConfig{};
@@ -381,15 +443,7 @@ Result<EvalReport> evaluate(const EvalOptions& options, Progress& progress) {
   report.rows_used = samples.size();
   report.rows_skipped = set.value().rows_skipped;
   report.rows_without_cost = set.value().rows_without_cost;
-  for (const auto& s : samples) {
-    report.edge_quality += s.score[kEdgeTier];
-    report.mid_quality += s.score[kMidTier];
-    report.cloud_quality += s.score[kCloudTier];
-  }
-  const double n = static_cast<double>(samples.size());
-  report.edge_quality /= n;
-  report.mid_quality /= n;
-  report.cloud_quality /= n;
+  mean_qualities(samples, report);
 
   std::vector<PolicyResult> missing;
   PhaseSteps fits(progress, "cross-fitting policies", cross_fits(options, set.value()));
@@ -400,39 +454,10 @@ Result<EvalReport> evaluate(const EvalOptions& options, Progress& progress) {
   }
   report.policies = run_policies(scored, missing, samples, all);
   if (options.by_task) {
-    std::map<std::string, std::vector<size_t>> tasks;
-    for (size_t i = 0; i < samples.size(); ++i) {
-      tasks[samples[i].task.empty() ? "(none)" : samples[i].task].push_back(i);
-    }
-    for (const auto& [task, subset] : tasks) {
-      std::map<std::string, size_t> kinds;
-      for (size_t i : subset) {
-        ++kinds[std::string(routing::query_kind_name(samples[i].kind))];
-      }
-      report.tasks.push_back({task,
-                              subset.size(),
-                              {kinds.begin(), kinds.end()},
-                              run_policies(scored, missing, samples, subset)});
-    }
+    report.tasks = task_breakdowns(scored, missing, samples);
   }
   if (!options.mid.empty()) {
-    if (!set.value().has_confidence) {
-      report.three_tier =
-          unavailable("three_tier", "the data lacks the edge's or mid's confidence");
-    } else {
-      const FitOptions fit;
-      const auto edge_good = cross_fitted(samples, kEdgeTier, fit, false);
-      fits.step();
-      const auto mid_good = cross_fitted(samples, kMidTier, fit, false);
-      fits.step();
-      PolicyResult r;
-      r.name = "three_tier";
-      r.weights = "cross-fitted (5 folds by row id), per tier";
-      r.cost_model = CostModel::kCascade;
-      r.curve = three_tier_curve(samples, edge_good, mid_good);
-      r.summary = summarize(r.curve, all_cloud_cost(samples));
-      report.three_tier = std::move(r);
-    }
+    report.three_tier = three_tier_result(set.value(), fits);
   }
   if (options.config) {
     auto op = operating_point(*options.config, *router.value(), samples);

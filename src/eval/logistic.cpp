@@ -67,6 +67,62 @@ double objective(const std::vector<std::vector<double>>& x, const std::vector<do
   return loss;
 }
 
+// The gradient and the (symmetric) Hessian of the penalised log-loss at `theta` (bias first).
+void newton_system(const std::vector<std::vector<double>>& x, const std::vector<double>& y,
+                   const std::vector<double>& theta, double l2, std::vector<double>& gradient,
+                   std::vector<std::vector<double>>& hessian) {
+  const size_t n = theta.size();
+  const size_t features = n - 1;
+  gradient.assign(n, 0.0);
+  hessian.assign(n, std::vector<double>(n, 0.0));
+  for (size_t r = 0; r < x.size(); ++r) {
+    double z = theta[0];
+    for (size_t f = 0; f < features; ++f) {
+      z += theta[f + 1] * x[r][f];
+    }
+    const double p = sigmoid(z);
+    const double residual = p - y[r];
+    const double w = std::max(p * (1 - p), 1e-9);
+    for (size_t i = 0; i < n; ++i) {
+      const double xi = i == 0 ? 1.0 : x[r][i - 1];
+      gradient[i] += residual * xi;
+      for (size_t j = i; j < n; ++j) {
+        const double xj = j == 0 ? 1.0 : x[r][j - 1];
+        hessian[i][j] += w * xi * xj;
+      }
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const double penalty = i == 0 ? kBiasPenalty * l2 : l2;
+    gradient[i] += penalty * theta[i];
+    hessian[i][i] += penalty + 1e-9;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      hessian[i][j] = hessian[j][i];
+    }
+  }
+}
+
+// Damped Newton: `theta - scale * step`, the scale halved until the objective decreases.
+std::vector<double> damped_step(const std::vector<std::vector<double>>& x,
+                                const std::vector<double>& y, const std::vector<double>& theta,
+                                const std::vector<double>& step, double l2) {
+  const size_t n = theta.size();
+  const double before = objective(x, y, theta, l2);
+  std::vector<double> next(n);
+  double scale = 1.0;
+  for (int halving = 0; halving < 40; ++halving, scale /= 2) {
+    for (size_t i = 0; i < n; ++i) {
+      next[i] = theta[i] - scale * step[i];
+    }
+    if (objective(x, y, next, l2) <= before) {
+      break;
+    }
+  }
+  return next;
+}
+
 }  // namespace
 
 double LogisticModel::logit(const std::vector<double>& x) const {
@@ -104,51 +160,14 @@ LogisticModel fit_logistic(const std::vector<std::vector<double>>& x, const std:
   std::vector<double> theta(n, 0.0);
   theta[0] = model.bias;
   for (int iteration = 0; iteration < 50; ++iteration) {
-    std::vector<double> gradient(n, 0.0);
-    std::vector<std::vector<double>> hessian(n, std::vector<double>(n, 0.0));
-    for (size_t r = 0; r < x.size(); ++r) {
-      double z = theta[0];
-      for (size_t f = 0; f < features; ++f) {
-        z += theta[f + 1] * x[r][f];
-      }
-      const double p = sigmoid(z);
-      const double residual = p - y[r];
-      const double w = std::max(p * (1 - p), 1e-9);
-      for (size_t i = 0; i < n; ++i) {
-        const double xi = i == 0 ? 1.0 : x[r][i - 1];
-        gradient[i] += residual * xi;
-        for (size_t j = i; j < n; ++j) {
-          const double xj = j == 0 ? 1.0 : x[r][j - 1];
-          hessian[i][j] += w * xi * xj;
-        }
-      }
-    }
-    for (size_t i = 0; i < n; ++i) {
-      const double penalty = i == 0 ? kBiasPenalty * l2 : l2;
-      gradient[i] += penalty * theta[i];
-      hessian[i][i] += penalty + 1e-9;
-    }
-    for (size_t i = 0; i < n; ++i) {
-      for (size_t j = 0; j < i; ++j) {
-        hessian[i][j] = hessian[j][i];
-      }
-    }
+    std::vector<double> gradient;
+    std::vector<std::vector<double>> hessian;
+    newton_system(x, y, theta, l2, gradient, hessian);
     std::vector<double> step;
     if (!solve(hessian, gradient, step)) {
       break;
     }
-    // Damped Newton: halve the step until the objective decreases.
-    const double before = objective(x, y, theta, l2);
-    std::vector<double> next(n);
-    double scale = 1.0;
-    for (int halving = 0; halving < 40; ++halving, scale /= 2) {
-      for (size_t i = 0; i < n; ++i) {
-        next[i] = theta[i] - scale * step[i];
-      }
-      if (objective(x, y, next, l2) <= before) {
-        break;
-      }
-    }
+    const std::vector<double> next = damped_step(x, y, theta, step, l2);
     double largest = 0;
     for (size_t i = 0; i < n; ++i) {
       largest = std::max(largest, std::abs(next[i] - theta[i]));

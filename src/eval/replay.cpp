@@ -151,122 +151,130 @@ RouteSignals Replayer::signals(const RecordedRequest& r, QueryKind kind) {
   return s;
 }
 
-void Replayer::add(const RecordedRequest& r) {
-  ++report_.requests;
-  const Outcome was = before(r);
-  Outcome now = was;
-  std::string reason;
-  std::string detail;
-  if (r.tier != "edge" && r.tier != "cloud" && r.tier != "human") {
-    ++report_.kept_failed;
-  } else if (any_code(r.reason_codes, model_rule)) {
-    ++report_.kept_explicit;
-  } else if (any_code(r.reason_codes, health_rule)) {
-    ++report_.kept_health;
+// The edge's answer: its label when one was recorded, else P(good) from its recorded signals
+// under the new weights for its kind.
+Replayer::EdgeAnswer Replayer::edge_answer(const RecordedRequest& r,
+                                           const config::KindCascade& cascade, double complexity) {
+  EdgeAnswer edge;
+  if (r.confidence && r.confidence->tokens > 0) {
+    const ConfidenceSnapshot& c = *r.confidence;
+    edge.confidence = combined_confidence(cascade.weights, c.mean_logprob, c.min_logprob,
+                                          c.mean_entropy, c.mean_margin, complexity);
+  }
+  if (r.edge_good) {
+    edge.quality = *r.edge_good ? 1.0 : 0.0;
+    edge.labelled = true;
   } else {
-    ++report_.redecided;
-    const config::RoutingConfig& cfg = router_->config();
-    PromptFeatures features;
-    if (r.features.size() == kFeatureCount) {
-      std::copy(r.features.begin(), r.features.end(), features.values.begin());
-    }
-    const QueryKind kind = parse_query_kind(r.kind).value_or(query_kind(features));
-    const RouteSignals s = signals(r, kind);
-    const Decision decision = router_->decide(s, HealthSnapshot{});
-    if (!decision.reasons.empty()) {
-      reason = decision.reasons.front().code;
-      detail = decision.reasons.front().detail;
-    }
-    // The edge's answer: its label when one was recorded, else P(good) from its recorded
-    // signals under the new weights for its kind.
-    const config::KindCascade cascade = cascade_settings(cfg.cascade, kind);
-    std::optional<double> edge_quality;
-    bool edge_labelled = false;
-    std::optional<double> edge_confidence;
-    if (r.confidence && r.confidence->tokens > 0) {
-      const ConfidenceSnapshot& c = *r.confidence;
-      edge_confidence = combined_confidence(cascade.weights, c.mean_logprob, c.min_logprob,
-                                            c.mean_entropy, c.mean_margin, s.complexity);
-    }
-    if (r.edge_good) {
-      edge_quality = *r.edge_good ? 1.0 : 0.0;
-      edge_labelled = true;
-    } else {
-      edge_quality = edge_confidence;
-    }
-    bool verified = false;  // P3: the cloud is called whatever it decides
-    now = Outcome{};
-    switch (decision.pattern) {
-      case Pattern::kNone:
-        now.tier = "none";
-        now.quality = 0.0;
-        break;
-      case Pattern::kCloud:
-        now.tier = "cloud";
-        break;
-      case Pattern::kReview:
-        now.tier = "human";
-        break;
-      case Pattern::kEdge:
-      case Pattern::kCollaborate:
+    edge.quality = edge.confidence;
+  }
+  return edge;
+}
+
+// The tier the decided pattern gives the request (a cascade by the edge's confidence under the
+// new threshold, P3 by the recorded label), adding to `detail` why.
+Replayer::Outcome Replayer::follow(Pattern pattern, const RecordedRequest& r, QueryKind kind,
+                                   const config::KindCascade& cascade, EdgeAnswer& edge,
+                                   std::string& detail) {
+  Outcome now;
+  switch (pattern) {
+    case Pattern::kNone:
+      now.tier = "none";
+      now.quality = 0.0;
+      break;
+    case Pattern::kCloud:
+      now.tier = "cloud";
+      break;
+    case Pattern::kReview:
+      now.tier = "human";
+      break;
+    case Pattern::kEdge:
+    case Pattern::kCollaborate:
+      now.tier = "edge";
+      break;
+    case Pattern::kCascade:
+      if (!r.confidence) {
         now.tier = "edge";
-        break;
-      case Pattern::kCascade:
-        if (!r.confidence) {
-          now.tier = "edge";
-          edge_quality.reset();
-          edge_labelled = false;
-          ++report_.unjudged_cascade;
-          detail += "; no recorded edge confidence: counted as an edge answer";
-        } else if (!edge_confidence || *edge_confidence < cascade.threshold) {
-          now.tier = "cloud";
-          now.escalated = true;
-          detail += edge_confidence ? "; edge confidence " + fixed(*edge_confidence, 3) + " < " +
-                                          fixed(cascade.threshold, 3) + " (" +
-                                          std::string(query_kind_name(kind)) + "): escalated"
-                                    : "; the edge wrote no tokens: escalated";
-        } else {
-          now.tier = "edge";
-          detail += "; edge confidence " + fixed(*edge_confidence, 3) +
-                    " >= " + fixed(cascade.threshold, 3) + " (" +
-                    std::string(query_kind_name(kind)) + "): the edge answers";
-        }
-        break;
-      case Pattern::kSpeculative:
-        verified = true;
-        if (r.edge_good && !*r.edge_good) {
-          now.tier = "cloud";  // the verification revises a wrong edge answer
-          now.escalated = true;
-        } else {
-          now.tier = "edge";
-        }
-        break;
-    }
-    if (now.tier == "cloud" || now.tier == "human") {
-      now.quality = 1.0;
-    } else if (now.tier == "edge") {
-      now.quality = edge_quality;
-      now.labelled = edge_labelled;
-    }
-    // Cost: unchanged when the outcome is; otherwise the recorded edge cost for an edge answer
-    // and the recorded all-cloud price for a cloud one.
-    if (now.tier == was.tier && now.escalated == was.escalated &&
-        r.pattern == pattern_name(decision.pattern)) {
-      now.cost = was.cost;
-    } else {
-      const bool edge_ran = now.tier == "edge" || now.escalated;
-      const bool cloud_ran = now.tier == "cloud" || verified;
-      now.cost = edge_ran ? r.cost_edge : 0.0;
-      if (cloud_ran) {
-        if (r.cost_all_cloud) {
-          now.cost += *r.cost_all_cloud;
-        } else {
-          ++report_.cost_unknown;
-        }
+        edge.quality.reset();
+        edge.labelled = false;
+        ++report_.unjudged_cascade;
+        detail += "; no recorded edge confidence: counted as an edge answer";
+      } else if (!edge.confidence || *edge.confidence < cascade.threshold) {
+        now.tier = "cloud";
+        now.escalated = true;
+        detail += edge.confidence ? "; edge confidence " + fixed(*edge.confidence, 3) + " < " +
+                                        fixed(cascade.threshold, 3) + " (" +
+                                        std::string(query_kind_name(kind)) + "): escalated"
+                                  : "; the edge wrote no tokens: escalated";
+      } else {
+        now.tier = "edge";
+        detail += "; edge confidence " + fixed(*edge.confidence, 3) +
+                  " >= " + fixed(cascade.threshold, 3) + " (" + std::string(query_kind_name(kind)) +
+                  "): the edge answers";
       }
+      break;
+    case Pattern::kSpeculative:
+      now.verified = true;  // P3: the cloud is called whatever it decides
+      if (r.edge_good && !*r.edge_good) {
+        now.tier = "cloud";  // the verification revises a wrong edge answer
+        now.escalated = true;
+      } else {
+        now.tier = "edge";
+      }
+      break;
+  }
+  if (now.tier == "cloud" || now.tier == "human") {
+    now.quality = 1.0;
+  } else if (now.tier == "edge") {
+    now.quality = edge.quality;
+    now.labelled = edge.labelled;
+  }
+  return now;
+}
+
+// Cost: unchanged when the outcome is; otherwise the recorded edge cost for an edge answer
+// and the recorded all-cloud price for a cloud one.
+double Replayer::cost_of(const RecordedRequest& r, const Outcome& was, const Outcome& now,
+                         Pattern pattern) {
+  if (now.tier == was.tier && now.escalated == was.escalated &&
+      r.pattern == pattern_name(pattern)) {
+    return was.cost;
+  }
+  const bool edge_ran = now.tier == "edge" || now.escalated;
+  const bool cloud_ran = now.tier == "cloud" || now.verified;
+  double cost = edge_ran ? r.cost_edge : 0.0;
+  if (cloud_ran) {
+    if (r.cost_all_cloud) {
+      cost += *r.cost_all_cloud;
+    } else {
+      ++report_.cost_unknown;
     }
   }
+  return cost;
+}
 
+Replayer::Outcome Replayer::redecide(const RecordedRequest& r, const Outcome& was,
+                                     std::string& reason, std::string& detail) {
+  const config::RoutingConfig& cfg = router_->config();
+  PromptFeatures features;
+  if (r.features.size() == kFeatureCount) {
+    std::copy(r.features.begin(), r.features.end(), features.values.begin());
+  }
+  const QueryKind kind = parse_query_kind(r.kind).value_or(query_kind(features));
+  const RouteSignals s = signals(r, kind);
+  const Decision decision = router_->decide(s, HealthSnapshot{});
+  if (!decision.reasons.empty()) {
+    reason = decision.reasons.front().code;
+    detail = decision.reasons.front().detail;
+  }
+  const config::KindCascade cascade = cascade_settings(cfg.cascade, kind);
+  EdgeAnswer edge = edge_answer(r, cascade, s.complexity);
+  Outcome now = follow(decision.pattern, r, kind, cascade, edge, detail);
+  now.cost = cost_of(r, was, now, decision.pattern);
+  return now;
+}
+
+void Replayer::tally(const RecordedRequest& r, const Outcome& was, const Outcome& now,
+                     const std::string& reason, const std::string& detail) {
   count(report_.before, was.tier, was.escalated);
   count(report_.after, now.tier, now.escalated);
   report_.cost_before_usd += was.cost;
@@ -286,6 +294,25 @@ void Replayer::add(const RecordedRequest& r) {
                                  tier_label(now.tier, now.escalated), reason, detail});
     }
   }
+}
+
+void Replayer::add(const RecordedRequest& r) {
+  ++report_.requests;
+  const Outcome was = before(r);
+  Outcome now = was;
+  std::string reason;
+  std::string detail;
+  if (r.tier != "edge" && r.tier != "cloud" && r.tier != "human") {
+    ++report_.kept_failed;
+  } else if (any_code(r.reason_codes, model_rule)) {
+    ++report_.kept_explicit;
+  } else if (any_code(r.reason_codes, health_rule)) {
+    ++report_.kept_health;
+  } else {
+    ++report_.redecided;
+    now = redecide(r, was, reason, detail);
+  }
+  tally(r, was, now, reason, detail);
 }
 
 ReplayReport Replayer::report() const {

@@ -122,9 +122,29 @@ class Replayer {
     double cost = 0.0;
     std::optional<double> quality;
     bool labelled = false;
+    bool verified = false;  // P3: the cloud was called whatever it decided
+  };
+  // What is known of the edge's answer to a request: its quality (label, else confidence).
+  struct EdgeAnswer {
+    std::optional<double> quality;
+    bool labelled = false;
+    std::optional<double> confidence;  // P(good) under the new weights; none without tokens
   };
   Outcome before(const RecordedRequest& r) const;
   RouteSignals signals(const RecordedRequest& r, QueryKind kind);
+  // The outcome of a request decided again under the new configuration; `reason` and
+  // `detail` say why.
+  Outcome redecide(const RecordedRequest& r, const Outcome& was, std::string& reason,
+                   std::string& detail);
+  static EdgeAnswer edge_answer(const RecordedRequest& r, const config::KindCascade& cascade,
+                                double complexity);
+  Outcome follow(routing::Pattern pattern, const RecordedRequest& r, QueryKind kind,
+                 const config::KindCascade& cascade, EdgeAnswer& edge, std::string& detail);
+  double cost_of(const RecordedRequest& r, const Outcome& was, const Outcome& now,
+                 routing::Pattern pattern);
+  // Adds the request's before and after to the report.
+  void tally(const RecordedRequest& r, const Outcome& was, const Outcome& now,
+             const std::string& reason, const std::string& detail);
 
   std::shared_ptr<const Router> router_;
   size_t max_changes_;

@@ -55,18 +55,8 @@ struct Frame {
   }
 };
 
-}  // namespace
-
-std::string curves_svg(const EvalReport& report, const std::string& title) {
-  std::vector<const PolicyResult*> lines;
-  for (const auto& p : report.policies) {
-    if (p.available) {
-      lines.push_back(&p);
-    }
-  }
-  if (report.three_tier && report.three_tier->available) {
-    lines.push_back(&*report.three_tier);
-  }
+// The quality range the curves span, widened a little and rounded to 5 points.
+Frame frame_for(const std::vector<const PolicyResult*>& lines) {
   double low = 1;
   double high = 0;
   for (const auto* p : lines) {
@@ -80,14 +70,13 @@ std::string curves_svg(const EvalReport& report, const std::string& title) {
   if (high <= low) {
     high = low + 0.05;
   }
-  const Frame f{low, high};
-  std::ostringstream svg;
-  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth << "\" height=\"" << kHeight
-      << "\" viewBox=\"0 0 " << kWidth << " " << kHeight
-      << "\" font-family=\"sans-serif\" font-size=\"11\">\n"
-      << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-      << "<text x=\"" << kLeft << "\" y=\"22\" font-size=\"13\">" << escape(title) << "</text>\n";
-  // Axes and grid.
+  return Frame{low, high};
+}
+
+// The grid, the axes' labels and the line at 95% of the cloud's quality.
+void draw_axes(std::ostringstream& svg, const Frame& f, double cloud_quality) {
+  const double low = f.low;
+  const double high = f.high;
   for (int i = 0; i <= 10; i += 2) {
     const double share = i / 10.0;
     svg << "<line x1=\"" << num(f.x(share)) << "\" y1=\"" << num(f.y(low)) << "\" x2=\""
@@ -105,7 +94,7 @@ std::string curves_svg(const EvalReport& report, const std::string& title) {
       << "\" text-anchor=\"middle\">share of queries answered by the cloud</text>\n"
       << "<text transform=\"translate(16," << num(f.y((low + high) / 2))
       << ") rotate(-90)\" text-anchor=\"middle\">quality (mean score, %)</text>\n";
-  const double target = 0.95 * report.cloud_quality;
+  const double target = 0.95 * cloud_quality;
   if (target >= low && target <= high) {
     svg << "<line x1=\"" << num(f.x(0)) << "\" y1=\"" << num(f.y(target)) << "\" x2=\""
         << num(f.x(1)) << "\" y2=\"" << num(f.y(target))
@@ -113,6 +102,11 @@ std::string curves_svg(const EvalReport& report, const std::string& title) {
         << "<text x=\"" << num(f.x(1) + 4) << "\" y=\"" << num(f.y(target) + 4)
         << "\" fill=\"#666\">95% of cloud</text>\n";
   }
+}
+
+// One polyline a policy, dashed for the random and oracle baselines, and the legend.
+void draw_curves(std::ostringstream& svg, const Frame& f,
+                 const std::vector<const PolicyResult*>& lines) {
   size_t colour = 0;
   double legend_y = kTop + 10;
   for (const auto* p : lines) {
@@ -135,6 +129,29 @@ std::string curves_svg(const EvalReport& report, const std::string& title) {
         << "\" font-size=\"10\">" << escape(label) << "</text>\n";
     legend_y += 16;
   }
+}
+
+}  // namespace
+
+std::string curves_svg(const EvalReport& report, const std::string& title) {
+  std::vector<const PolicyResult*> lines;
+  for (const auto& p : report.policies) {
+    if (p.available) {
+      lines.push_back(&p);
+    }
+  }
+  if (report.three_tier && report.three_tier->available) {
+    lines.push_back(&*report.three_tier);
+  }
+  const Frame f = frame_for(lines);
+  std::ostringstream svg;
+  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth << "\" height=\"" << kHeight
+      << "\" viewBox=\"0 0 " << kWidth << " " << kHeight
+      << "\" font-family=\"sans-serif\" font-size=\"11\">\n"
+      << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+      << "<text x=\"" << kLeft << "\" y=\"22\" font-size=\"13\">" << escape(title) << "</text>\n";
+  draw_axes(svg, f, report.cloud_quality);
+  draw_curves(svg, f, lines);
   svg << "</svg>\n";
   return svg.str();
 }

@@ -72,8 +72,10 @@ ComplexityModel ComplexityModel::from_parameters(const std::array<double, kFeatu
   return model;
 }
 
-Result<ComplexityModel> ComplexityModel::parse(std::string_view json_text,
-                                               std::string_view source) {
+namespace {
+
+// The document's root: a JSON object of this format.
+Result<nlohmann::json> parse_root(std::string_view json_text, std::string_view source) {
   nlohmann::json root;
   try {
     root = nlohmann::json::parse(json_text);
@@ -91,13 +93,77 @@ Result<ComplexityModel> ComplexityModel::parse(std::string_view json_text,
   }
   const auto format = root.find("format");
   if (format == root.end() || !format->is_string()) {
-    return parse_error(source, "format: missing (expected \"" + std::string(kFormat) + "\")");
+    return parse_error(
+        source, "format: missing (expected \"" + std::string(ComplexityModel::kFormat) + "\")");
   }
-  if (format->get<std::string>() != kFormat) {
+  if (format->get<std::string>() != ComplexityModel::kFormat) {
     return parse_error(source, "format: \"" + format->get<std::string>() +
-                                   "\" is not supported (expected \"" + std::string(kFormat) +
-                                   "\")");
+                                   "\" is not supported (expected \"" +
+                                   std::string(ComplexityModel::kFormat) + "\")");
   }
+  return root;
+}
+
+// Each feature's standardisation and weight, in this build's feature order.
+struct FeatureParameters {
+  std::array<double, kFeatureCount> means{};
+  std::array<double, kFeatureCount> stds{};
+  std::array<double, kFeatureCount> weights{};
+  std::array<bool, kFeatureCount> seen{};
+};
+
+// features[k]: {name, mean, std, weight}, a feature this build knows, named once.
+Status read_feature(const nlohmann::json& entry, size_t k, std::string_view source,
+                    FeatureParameters& out) {
+  const std::string where = "features[" + std::to_string(k) + "]";
+  if (!entry.is_object()) {
+    return parse_error(source, where + ": expected an object {name, mean, std, weight}");
+  }
+  const auto name = entry.find("name");
+  if (name == entry.end() || !name->is_string()) {
+    return parse_error(source, where + ".name: missing");
+  }
+  const size_t i = feature_index(name->get<std::string>());
+  if (i == kFeatureCount) {
+    return parse_error(source, where + ".name: unknown feature \"" + name->get<std::string>() +
+                                   "\" (this build computes different features; retrain)");
+  }
+  if (out.seen[i]) {
+    return parse_error(source, where + ".name: \"" + name->get<std::string>() + "\" appears twice");
+  }
+  out.seen[i] = true;
+  const std::string named = where + " (" + name->get<std::string>() + ")";
+  auto mean = finite_number(entry, "mean", named + ".mean", source);
+  if (!mean) {
+    return mean.error();
+  }
+  auto std_dev = finite_number(entry, "std", named + ".std", source);
+  if (!std_dev) {
+    return std_dev.error();
+  }
+  if (std_dev.value() <= 0) {
+    return parse_error(source,
+                       named + ".std: must be > 0, got " + format_parameter(std_dev.value()));
+  }
+  auto weight = finite_number(entry, "weight", named + ".weight", source);
+  if (!weight) {
+    return weight.error();
+  }
+  out.means[i] = mean.value();
+  out.stds[i] = std_dev.value();
+  out.weights[i] = weight.value();
+  return {};
+}
+
+}  // namespace
+
+Result<ComplexityModel> ComplexityModel::parse(std::string_view json_text,
+                                               std::string_view source) {
+  auto parsed = parse_root(json_text, source);
+  if (!parsed) {
+    return parsed.error();
+  }
+  const nlohmann::json& root = parsed.value();
   const auto features = root.find("features");
   if (features == root.end() || !features->is_array()) {
     return parse_error(source, "features: missing (an array of {name, mean, std, weight})");
@@ -107,50 +173,11 @@ Result<ComplexityModel> ComplexityModel::parse(std::string_view json_text,
                                    " entries, one per feature, got " +
                                    std::to_string(features->size()));
   }
-  std::array<double, kFeatureCount> means{};
-  std::array<double, kFeatureCount> stds{};
-  std::array<double, kFeatureCount> weights{};
-  std::array<bool, kFeatureCount> seen{};
+  FeatureParameters parameters;
   for (size_t k = 0; k < features->size(); ++k) {
-    const auto& entry = (*features)[k];
-    const std::string where = "features[" + std::to_string(k) + "]";
-    if (!entry.is_object()) {
-      return parse_error(source, where + ": expected an object {name, mean, std, weight}");
+    if (auto read = read_feature((*features)[k], k, source, parameters); !read) {
+      return read.error();
     }
-    const auto name = entry.find("name");
-    if (name == entry.end() || !name->is_string()) {
-      return parse_error(source, where + ".name: missing");
-    }
-    const size_t i = feature_index(name->get<std::string>());
-    if (i == kFeatureCount) {
-      return parse_error(source, where + ".name: unknown feature \"" + name->get<std::string>() +
-                                     "\" (this build computes different features; retrain)");
-    }
-    if (seen[i]) {
-      return parse_error(source,
-                         where + ".name: \"" + name->get<std::string>() + "\" appears twice");
-    }
-    seen[i] = true;
-    const std::string named = where + " (" + name->get<std::string>() + ")";
-    auto mean = finite_number(entry, "mean", named + ".mean", source);
-    if (!mean) {
-      return mean.error();
-    }
-    auto std_dev = finite_number(entry, "std", named + ".std", source);
-    if (!std_dev) {
-      return std_dev.error();
-    }
-    if (std_dev.value() <= 0) {
-      return parse_error(source,
-                         named + ".std: must be > 0, got " + format_parameter(std_dev.value()));
-    }
-    auto weight = finite_number(entry, "weight", named + ".weight", source);
-    if (!weight) {
-      return weight.error();
-    }
-    means[i] = mean.value();
-    stds[i] = std_dev.value();
-    weights[i] = weight.value();
   }
   auto bias = finite_number(root, "bias", "bias", source);
   if (!bias) {
@@ -163,7 +190,8 @@ Result<ComplexityModel> ComplexityModel::parse(std::string_view json_text,
     }
     metadata = *it;
   }
-  return from_parameters(means, stds, weights, bias.value(), std::move(metadata));
+  return from_parameters(parameters.means, parameters.stds, parameters.weights, bias.value(),
+                         std::move(metadata));
 }
 
 Result<ComplexityModel> ComplexityModel::load(const std::string& path) {

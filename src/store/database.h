@@ -35,7 +35,8 @@ using StatementPtr = std::unique_ptr<sqlite3_stmt, StatementFinalizer>;
 
 // A cached prepared statement lent to one caller. Parameters are 1-based, as in SQLite.
 // Destroying it resets the statement and clears its bindings so the cache can lend it again;
-// it must not outlive the Connection that lent it.
+// it must not outlive the Connection that lent it. Thread-safety: used only by the thread that
+// holds that Connection.
 class Statement {
  public:
   Statement(Statement&& other) noexcept;
@@ -78,7 +79,8 @@ class Statement {
   int bind_error_ = 0;
 };
 
-// Exclusive use of a Database's connection for as long as it lives.
+// Exclusive use of a Database's connection for as long as it lives. Thread-safety: holds the
+// Database's mutex; only the thread that acquired it uses it.
 class Connection {
  public:
   Connection(Connection&&) = default;
@@ -108,7 +110,7 @@ class Connection {
 // BEGIN IMMEDIATE ... COMMIT; rolls back when destroyed uncommitted (an early error return).
 // IMMEDIATE takes the write lock up front, so a read-then-write cannot deadlock against
 // another process upgrading its own read. Must not outlive its Connection, and statements
-// used inside it should be destroyed (reset) before commit().
+// used inside it should be destroyed (reset) before commit(). Thread-safety: as its Connection.
 class Transaction {
  public:
   static Result<Transaction> begin(Connection& connection);

@@ -119,6 +119,78 @@ ShadowOutcome outcome_from(const std::string& name) {
   return ShadowOutcome::kCompared;
 }
 
+// Inserts the samples; returns the newest one's time (0 for none).
+Result<int64_t> insert_samples(Connection& connection, const std::vector<ShadowSample>& samples) {
+  int64_t newest_ms = 0;
+  auto stmt = connection.prepare(kInsertSql);
+  if (!stmt) {
+    return stmt.error();
+  }
+  for (const auto& s : samples) {
+    stmt->reset();
+    stmt->bind(1, s.unix_ms);
+    stmt->bind(2, s.kind);
+    stmt->bind(3, std::string_view(shadow_outcome_name(s.outcome)));
+    stmt->bind(4, int64_t{s.agreed ? 1 : 0});
+    stmt->bind(5, s.f1);
+    stmt->bind(6, int64_t{s.edge_tokens});
+    stmt->bind(7, s.edge_confidence);
+    stmt->bind(8, s.mean_logprob);
+    stmt->bind(9, s.min_logprob);
+    stmt->bind(10, s.mean_entropy);
+    stmt->bind(11, s.mean_margin);
+    stmt->bind(12, s.edge_ms);
+    stmt->bind(13, s.cloud_ms);
+    if (Status status = stmt->run(); !status) {
+      return status.error();
+    }
+    newest_ms = std::max(newest_ms, s.unix_ms);
+  }
+  return newest_ms;
+}
+
+// Adds the traffic counts to their hourly buckets; returns the newest bucket (0 for none).
+Result<int64_t> add_traffic(Connection& connection, const std::vector<ShadowTraffic>& traffic) {
+  int64_t newest_ms = 0;
+  auto stmt = connection.prepare(kTrafficSql);
+  if (!stmt) {
+    return stmt.error();
+  }
+  for (const auto& t : traffic) {
+    stmt->reset();
+    stmt->bind(1, t.kind);
+    stmt->bind(2, t.hour_ms);
+    stmt->bind(3, t.requests);
+    stmt->bind(4, t.shadowed);
+    if (Status status = stmt->run(); !status) {
+      return status.error();
+    }
+    newest_ms = std::max(newest_ms, t.hour_ms);
+  }
+  return newest_ms;
+}
+
+// Keeps the newest `max_rows` samples (when samples were added) and the traffic buckets of the
+// retention window before `newest_ms`.
+Status trim(Connection& connection, bool samples_added, uint64_t max_rows, int64_t newest_ms) {
+  if (samples_added) {
+    auto trim = connection.prepare(kTrimSql);
+    if (!trim) {
+      return trim.error();
+    }
+    trim->bind(1, static_cast<int64_t>(max_rows));
+    if (Status status = trim->run(); !status) {
+      return status;
+    }
+  }
+  auto expire = connection.prepare(kExpireTrafficSql);
+  if (!expire) {
+    return expire.error();
+  }
+  expire->bind(1, newest_ms - kShadowTrafficRetentionMs);
+  return expire->run();
+}
+
 }  // namespace
 
 const char* shadow_outcome_name(ShadowOutcome outcome) {
@@ -157,69 +229,17 @@ Status ShadowLog::append(const std::vector<ShadowSample>& samples,
   if (!transaction) {
     return transaction.error();
   }
-  int64_t newest_ms = 0;
-  {
-    auto stmt = connection.prepare(kInsertSql);
-    if (!stmt) {
-      return stmt.error();
-    }
-    for (const auto& s : samples) {
-      stmt->reset();
-      stmt->bind(1, s.unix_ms);
-      stmt->bind(2, s.kind);
-      stmt->bind(3, std::string_view(shadow_outcome_name(s.outcome)));
-      stmt->bind(4, int64_t{s.agreed ? 1 : 0});
-      stmt->bind(5, s.f1);
-      stmt->bind(6, int64_t{s.edge_tokens});
-      stmt->bind(7, s.edge_confidence);
-      stmt->bind(8, s.mean_logprob);
-      stmt->bind(9, s.min_logprob);
-      stmt->bind(10, s.mean_entropy);
-      stmt->bind(11, s.mean_margin);
-      stmt->bind(12, s.edge_ms);
-      stmt->bind(13, s.cloud_ms);
-      if (Status status = stmt->run(); !status) {
-        return status;
-      }
-      newest_ms = std::max(newest_ms, s.unix_ms);
-    }
+  auto newest_sample_ms = insert_samples(connection, samples);
+  if (!newest_sample_ms) {
+    return newest_sample_ms.error();
   }
-  {
-    auto stmt = connection.prepare(kTrafficSql);
-    if (!stmt) {
-      return stmt.error();
-    }
-    for (const auto& t : traffic) {
-      stmt->reset();
-      stmt->bind(1, t.kind);
-      stmt->bind(2, t.hour_ms);
-      stmt->bind(3, t.requests);
-      stmt->bind(4, t.shadowed);
-      if (Status status = stmt->run(); !status) {
-        return status;
-      }
-      newest_ms = std::max(newest_ms, t.hour_ms);
-    }
+  auto newest_traffic_ms = add_traffic(connection, traffic);
+  if (!newest_traffic_ms) {
+    return newest_traffic_ms.error();
   }
-  if (!samples.empty()) {
-    auto trim = connection.prepare(kTrimSql);
-    if (!trim) {
-      return trim.error();
-    }
-    trim->bind(1, static_cast<int64_t>(max_rows_));
-    if (Status status = trim->run(); !status) {
-      return status;
-    }
-  }
-  {
-    auto expire = connection.prepare(kExpireTrafficSql);
-    if (!expire) {
-      return expire.error();
-    }
-    expire->bind(1, newest_ms - kShadowTrafficRetentionMs);
-    if (Status status = expire->run(); !status) {
-      return status;
-    }
+  const int64_t newest_ms = std::max(newest_sample_ms.value(), newest_traffic_ms.value());
+  if (Status status = trim(connection, !samples.empty(), max_rows_, newest_ms); !status) {
+    return status;
   }
   return transaction->commit();
 }

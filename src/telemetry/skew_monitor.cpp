@@ -360,19 +360,9 @@ SkewMonitor::EdgeCheck SkewMonitor::check_edge_locked() const {
   return check;
 }
 
-SkewMonitor::Snapshot SkewMonitor::snapshot() const {
-  std::lock_guard lock(mutex_);
-  Snapshot out;
-  out.edge = edge_;
-  out.edge_since_ms = edge_since_ms_;
-  out.edge_changes = edge_changes_;
-  out.previous_edge_sha256 = previous_edge_sha256_;
-  for (const auto& [name, seen] : cloud_) {
-    out.cloud.push_back(seen);
-  }
-  out.history.assign(history_.begin(), history_.end());
-  out.edge_check = check_edge_locked();
-
+// The model alerts: an edge the version policy refuses, and models changed since the last
+// canary run.
+void SkewMonitor::model_alerts_locked(Snapshot& out) const {
   if (!out.edge_check.allowed) {
     out.alerts.push_back({"skew.edge_version", out.edge_check.problem, edge_since_ms_});
   }
@@ -392,10 +382,11 @@ SkewMonitor::Snapshot SkewMonitor::snapshot() const {
                             seen.changed_at_ms});
     }
   }
-  if (history_.empty()) {
-    return out;
-  }
+}
 
+// The canary alerts, from the runs so far (at least one): the last run failed, agreed too
+// little, or agreed much less than the runs before it.
+void SkewMonitor::canary_alerts_locked(Snapshot& out) const {
   const CanaryRun& last = history_.back();
   out.last_agreement = canary_agreement(last);
   double sum = 0.0;
@@ -425,7 +416,7 @@ SkewMonitor::Snapshot SkewMonitor::snapshot() const {
          "no prompt of the last canary run was answered by both tiers (" +
              std::to_string(last.prompts) + " prompts, " + std::to_string(last.failed) + " failed)",
          streak_since([](const CanaryRun& run) { return !canary_agreement(run); })});
-    return out;
+    return;
   }
   const double agreement = *out.last_agreement;
   if (agreement < options_.min_agreement) {
@@ -448,6 +439,24 @@ SkewMonitor::Snapshot SkewMonitor::snapshot() const {
                               " earlier runs (max_agreement_drop " +
                               fixed3(options_.max_agreement_drop) + ")",
                           last.at_ms});
+  }
+}
+
+SkewMonitor::Snapshot SkewMonitor::snapshot() const {
+  std::lock_guard lock(mutex_);
+  Snapshot out;
+  out.edge = edge_;
+  out.edge_since_ms = edge_since_ms_;
+  out.edge_changes = edge_changes_;
+  out.previous_edge_sha256 = previous_edge_sha256_;
+  for (const auto& [name, seen] : cloud_) {
+    out.cloud.push_back(seen);
+  }
+  out.history.assign(history_.begin(), history_.end());
+  out.edge_check = check_edge_locked();
+  model_alerts_locked(out);
+  if (!history_.empty()) {
+    canary_alerts_locked(out);
   }
   return out;
 }

@@ -180,6 +180,9 @@ class SkewMonitor {
 
  private:
   EdgeCheck check_edge_locked() const;
+  // The alerts snapshot() adds to `out` (which holds the state already). Hold mutex_.
+  void model_alerts_locked(Snapshot& out) const;
+  void canary_alerts_locked(Snapshot& out) const;
 
   SkewOptions options_;
   // allowed_edge_sha256 lower-cased, invalid entries left out; the policy stays on (and then
