@@ -25,17 +25,21 @@ net::awaitable<bool> ResponsesStreamSink::begin(const DecisionRecord& record) {
   if (!co_await writer_.headers(record.tier)) {
     co_return false;
   }
-  const bool written = co_await write(events_.begin(record));
+  // Named, not a temporary in the co_await's argument: GCC 12 mishandles those.
+  const std::vector<json> events = events_.begin(record);
+  const bool written = co_await write(events);
   co_return written;
 }
 
 net::awaitable<bool> ResponsesStreamSink::piece(const Piece& piece) {
-  const bool written = co_await write(events_.piece(piece));
+  const std::vector<json> events = events_.piece(piece);
+  const bool written = co_await write(events);
   co_return written;
 }
 
 net::awaitable<bool> ResponsesStreamSink::revise(const Revision& revision) {
-  const bool written = co_await write(events_.revise(revision.to_json()));
+  const std::vector<json> events = events_.revise(revision.to_json());
+  const bool written = co_await write(events);
   co_return written;
 }
 
@@ -64,7 +68,10 @@ net::awaitable<void> ResponsesStreamSink::fail(const ApiError& error,
     record_ = record;
     co_return;
   }
-  if (co_await write(events_.fail(error, record))) {
+  // Named, not a temporary in the co_await's argument: GCC 12 mishandles those (here a stream
+  // that failed after it began trapped, SIGILL, and took the gateway down).
+  const std::vector<json> events = events_.fail(error, record);
+  if (co_await write(events)) {
     co_await writer_.end(/*done_marker=*/false);
   }
 }
