@@ -8,16 +8,13 @@
 #include "common/log.h"
 #include "net/sleep.h"
 #include "net/sse.h"
+#include "upstream/reply_parts.h"
 
 namespace tandem::upstream {
-namespace {
+namespace detail {
 
-using std::chrono::milliseconds;
-using Kind = HttpFailure::Kind;
-
-constexpr size_t kMaxErrorBody = 4 << 10;
-
-UpstreamFailure make_failure(const std::string& upstream, Kind kind, std::string message) {
+UpstreamFailure make_failure(const std::string& upstream, HttpFailure::Kind kind,
+                             std::string message) {
   UpstreamFailure f;
   f.upstream = upstream;
   f.http.kind = kind;
@@ -25,7 +22,6 @@ UpstreamFailure make_failure(const std::string& upstream, Kind kind, std::string
   return f;
 }
 
-// A transport failure of `upstream`, its message prefixed with the upstream's name.
 UpstreamFailure named_failure(const std::string& upstream, HttpFailure http) {
   UpstreamFailure f;
   f.upstream = upstream;
@@ -34,7 +30,6 @@ UpstreamFailure named_failure(const std::string& upstream, HttpFailure http) {
   return f;
 }
 
-// The message inside an OpenAI error body, or the body itself.
 std::string error_message_of(const std::string& body) {
   const auto json = nlohmann::json::parse(body, nullptr, false);
   if (json.is_object() && json.contains("error")) {
@@ -49,9 +44,6 @@ std::string error_message_of(const std::string& body) {
   return body.substr(0, 200);
 }
 
-// A token count from an upstream's usage object: 0 when absent, and 0 with a note in `problems`
-// when it is not a count (null, text, a fraction, negative or beyond int). A malformed usage is
-// not worth failing an answer over, and reading it never throws.
 int token_count(const nlohmann::json& usage, const char* key, const char* where,
                 std::string& problems) {
   const auto it = usage.find(key);
@@ -68,6 +60,19 @@ int token_count(const nlohmann::json& usage, const char* key, const char* where,
               (it->is_number_integer() ? std::to_string(it->get<int64_t>()) : json_kind(*it));
   return 0;
 }
+
+}  // namespace detail
+
+namespace {
+
+using std::chrono::milliseconds;
+using Kind = HttpFailure::Kind;
+using detail::error_message_of;
+using detail::make_failure;
+using detail::named_failure;
+using detail::token_count;
+
+constexpr size_t kMaxErrorBody = 4 << 10;
 
 // The usage object of a chunk or answer; nullopt when it has none (absent or null, as OpenAI
 // sends on every chunk but the last).
@@ -293,10 +298,13 @@ void Upstream::note_circuit(CircuitState before, const std::string& why) {
 }
 
 void Upstream::note_usage_problem(const CloudEvent& event) const {
-  if (!event.usage_problem.empty()) {
+  note_usage_problem(event.usage_problem);
+}
+
+void Upstream::note_usage_problem(const std::string& problem) const {
+  if (!problem.empty()) {
     log_event(LogLevel::kWarn, "upstream", "usage_malformed",
-              {{"upstream", config_.name},
-               {"message", event.usage_problem + "; counted as 0 (unknown)"}});
+              {{"upstream", config_.name}, {"message", problem + "; counted as 0 (unknown)"}});
   }
 }
 
@@ -482,11 +490,7 @@ net::awaitable<std::optional<UpstreamFailure>> Upstream::attempt_embeddings(
     co_return make_failure(config_.name, Kind::kProtocol,
                            "upstream " + config_.name + ": " + parsed.error().message);
   }
-  if (!parsed->usage_problem.empty()) {
-    log_event(LogLevel::kWarn, "upstream", "usage_malformed",
-              {{"upstream", config_.name},
-               {"message", parsed->usage_problem + "; counted as 0 (unknown)"}});
-  }
+  note_usage_problem(parsed->usage_problem);
   answer = std::move(parsed).value();
   co_return std::nullopt;
 }
