@@ -1,6 +1,7 @@
 // What a cloud upstream sends back: the event stream through SseParser, however the network
-// cuts it, each event's JSON through parse_cloud_chunk() as Upstream::attempt() does, and the
-// whole body as a non-streaming answer. Also the Retry-After header parser.
+// cuts it, each event's JSON through parse_cloud_chunk() as Upstream::attempt() does and through
+// parse_responses_event() as a Responses stream's, and the whole body as a non-streaming answer
+// of either API. Also the Retry-After header parser.
 
 #include <chrono>
 #include <string>
@@ -119,6 +120,48 @@ void check_chunk(const std::string& data, ApiKind kind, bool whole) {
   }
 }
 
+// A Responses output list the gateway relays: a list of objects that each have a string type.
+bool has_typed_output(const nlohmann::json& response) {
+  const auto output = response.find("output");
+  if (output == response.end() || !output->is_array()) {
+    return false;
+  }
+  for (const auto& item : *output) {
+    const auto type = item.is_object() ? item.find("type") : item.end();
+    if (!item.is_object() || type == item.end() || !type->is_string()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// parse_responses_event's and parse_responses_answer's contracts: never a throw; what passes is
+// an object with a string type (a final Response: no error, not failed, typed output items),
+// never an error or response.failed event, and its usage counts are in [0, INT32_MAX].
+void check_responses(const std::string& data, bool whole) {
+  const auto event =
+      whole ? upstream::parse_responses_answer(data) : upstream::parse_responses_event(data);
+  if (!event.ok()) {
+    FUZZ_CHECK(!event.error().message.empty());
+    return;
+  }
+  const auto json = nlohmann::json::parse(data, nullptr, false);
+  FUZZ_CHECK(json.is_object() && json_nesting_depth(data) <= kMaxJsonDepth);
+  FUZZ_CHECK(event->type != "error" && event->type != "response.failed");
+  const bool final_type = event->type == "response.completed" ||
+                          event->type == "response.incomplete" || event->type == "response";
+  FUZZ_CHECK(event->final == final_type);
+  if (event->final) {
+    const nlohmann::json& response = whole ? json : json["response"];
+    FUZZ_CHECK(response.is_object() && has_typed_output(response));
+    FUZZ_CHECK(!response.contains("error") || response["error"].is_null());
+  }
+  if (event->usage) {
+    FUZZ_CHECK(event->usage->prompt_tokens >= 0 && event->usage->completion_tokens >= 0 &&
+               event->usage->cached_prompt_tokens >= 0);
+  }
+}
+
 void check_retry_after(const std::string& value) {
   const auto delay = upstream::parse_retry_after(value);
   if (delay) {
@@ -163,11 +206,13 @@ void fuzz_upstream_sse(const uint8_t* data, size_t size) {
     }
     check_chunk(event, ApiKind::kChat, false);
     check_chunk(event, ApiKind::kCompletion, false);
+    check_responses(event, false);
     check_retry_after(event);
   }
   const std::string body(bytes);
   check_chunk(body, ApiKind::kChat, true);
   check_chunk(body, ApiKind::kCompletion, true);
+  check_responses(body, true);
 }
 
 }  // namespace tandem::fuzz

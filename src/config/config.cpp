@@ -330,6 +330,19 @@ void parse_model_map(Section& s, const char* key, std::map<std::string, std::str
   }
 }
 
+// `api`: what a /v1/responses request for this upstream's models is sent as.
+void parse_upstream_api(Section& s, UpstreamConfig& out) {
+  std::string api = "chat";
+  s.get("api", api);
+  if (api == "responses") {
+    out.api = UpstreamApi::kResponses;
+  } else if (api != "chat") {
+    s.fail(s.node()["api"], s.key_path("api"),
+           "must be one of chat, responses (the API a /v1/responses request is sent in), not '" +
+               api + "'");
+  }
+}
+
 void parse_upstream(Section s, UpstreamConfig& out) {
   s.get("name", out.name);
   s.get("base_url", out.base_url);
@@ -352,6 +365,7 @@ void parse_upstream(Section s, UpstreamConfig& out) {
     s.fail(s.node()["embeddings_models"], s.key_path("embeddings_models.tandem"),
            "'tandem' is the edge model's embeddings; give the cloud model another name");
   }
+  parse_upstream_api(s, out);
   Section prices = s.section("prices");
   prices.get("input_per_million", out.prices.input_per_million, 0.0, 1e6);
   prices.get("output_per_million", out.prices.output_per_million, 0.0, 1e6);

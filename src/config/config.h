@@ -133,6 +133,16 @@ struct Prices {
   double embeddings_per_million = 0.0;  // input tokens of the upstream's embeddings models
 };
 
+// Which OpenAI API an upstream receives a POST /v1/responses request in.
+enum class UpstreamApi {
+  // Chat completions: the gateway translates a Responses request (docs/GATEWAY.md).
+  kChat,
+  // The Responses API itself (POST base_url/responses): the client's body goes as it came,
+  // built-in tools included. Chat and completions requests still go to /chat/completions and
+  // /completions.
+  kResponses,
+};
+
 struct UpstreamConfig {
   std::string name;
   std::string base_url;  // e.g. https://api.openai.com/v1
@@ -143,6 +153,7 @@ struct UpstreamConfig {
   // OpenAI /embeddings). An upstream needs one of the two maps; with only this one it serves
   // embeddings and no chat.
   std::map<std::string, std::string> embeddings_models;
+  UpstreamApi api = UpstreamApi::kChat;  // `api: chat | responses`
   Prices prices;
   Timeouts timeouts;
   RetryPolicy retry;

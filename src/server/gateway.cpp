@@ -46,6 +46,15 @@ class TrackedSink final : public ResponseSink {
     ended_ = true;
     co_await inner_.fail(error, record);
   }
+  net::awaitable<bool> native_event(const json& event) override {
+    const bool delivered = co_await inner_.native_event(event);
+    co_return delivered;
+  }
+  net::awaitable<void> native_finish(const NativeAnswer& answer, const Outcome& outcome,
+                                     const DecisionRecord& record) override {
+    ended_ = true;
+    co_await inner_.native_finish(answer, outcome, record);
+  }
 
  private:
   ResponseSink& inner_;

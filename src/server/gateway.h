@@ -90,6 +90,9 @@ struct DecisionRecord {
   // The routing decision lets something of this request leave the device; the egress guard
   // refuses every send of a request where it does not.
   bool may_leave_device = true;
+  // A native Responses upstream answers, whose own response.created opens the stream: the sink
+  // writes no opening events of its own (never sent to the client).
+  bool native_answer = false;
   std::chrono::steady_clock::time_point started_at = std::chrono::steady_clock::now();
 
   // What the answer cost, and what sending all of it to the cloud would have (nullopt when
@@ -145,6 +148,14 @@ struct Outcome {
   TierUsage usage;
 };
 
+// The end of a native Responses upstream's answer (an upstream with `api: responses`, for a
+// request that came as a Responses request: CompletionRequest::responses_body).
+struct NativeAnswer {
+  std::string type;         // the final event's type (response.completed, response.incomplete)
+  nlohmann::json response;  // the final Response object as the upstream sent it
+  std::string text;         // its output text: what shadow mode compares
+};
+
 // Implemented by the HTTP session. All calls happen on the session's strand, in order:
 // begin() once, piece() any number of times, then finish() or fail(). fail() may also come
 // without begin() (nothing was sent yet).
@@ -160,6 +171,15 @@ class ResponseSink {
   virtual net::awaitable<bool> revise(const Revision& revision) = 0;
   virtual net::awaitable<void> finish(const Outcome& outcome, const DecisionRecord& record) = 0;
   virtual net::awaitable<void> fail(const ApiError& error, const DecisionRecord& record) = 0;
+
+  // A native Responses upstream answers (only a request with CompletionRequest::responses_body
+  // goes to one): its stream's events as the upstream sent them, after begin() as pieces come,
+  // and then native_finish() in place of finish(). The Responses API's sinks relay them; the
+  // defaults, for any other sink, take an output_text delta as a piece of text and finish with
+  // the text so given.
+  virtual net::awaitable<bool> native_event(const nlohmann::json& event);
+  virtual net::awaitable<void> native_finish(const NativeAnswer& answer, const Outcome& outcome,
+                                             const DecisionRecord& record);
 };
 
 struct ModelInfo {
@@ -275,8 +295,12 @@ class Gateway {
   };
   // The edge answers, streaming into the sink, and finishes the response.
   net::awaitable<std::optional<ApiError>> run_edge(Run& run);
-  // The cloud answers (ordered fallback across upstreams) and finishes the response.
+  // The cloud answers (ordered fallback across upstreams) and finishes the response. A
+  // Responses request goes to an upstream with `api: responses` as it came (when nothing was
+  // sent to the client yet), to the others translated into chat.
   net::awaitable<std::optional<ApiError>> run_cloud(Run& run);
+  // Whether an upstream that speaks the Responses API (`api: responses`) serves `model`.
+  bool serves_natively(const std::string& model) const;
   // Opens the response for `tier` unless it is open already. False: the client is gone.
   net::awaitable<bool> start_answer(Run& run, const std::string& tier);
 
@@ -357,6 +381,23 @@ class Gateway {
   std::vector<PlanStep> routed_steps(const routing::Decision& decision,
                                      const CompletionRequest& request, bool cloud_allowed,
                                      DecisionRecord& record) const;
+  // What one upstream's answer to run_cloud() left to finish the response with.
+  struct CloudResult {
+    std::optional<upstream::CloudUsage> usage;
+    std::string finish_reason = "stop";
+    std::optional<NativeAnswer> native;  // a native Responses upstream answered
+  };
+  // One upstream answers in chat (or completions), relaying its pieces into the sink.
+  net::awaitable<std::optional<upstream::UpstreamFailure>> cloud_in_chat(Run& run,
+                                                                         upstream::Upstream& u,
+                                                                         const std::string& model,
+                                                                         CloudResult& result);
+  // One upstream with `api: responses` answers a Responses request natively
+  // (gateway_native.cpp), relaying its events into the sink.
+  net::awaitable<std::optional<upstream::UpstreamFailure>> cloud_native(Run& run,
+                                                                        upstream::Upstream& u,
+                                                                        const std::string& model,
+                                                                        CloudResult& result);
   // The edge model by name: the edge answers.
   void plan_edge_model(const CompletionRequest& request, const RequestContext& context, Plan& plan,
                        DecisionRecord& record, store::TraceRecord& trace) const;

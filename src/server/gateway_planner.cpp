@@ -28,7 +28,9 @@ struct PromptText {
 
 PromptText prompt_text(const CompletionRequest& request) {
   PromptText text;
-  text.body = &request.cloud_body;
+  // A Responses request is scanned as the client wrote it: a native upstream receives it so,
+  // items the chat translation leaves out included.
+  text.body = request.responses_body.is_null() ? &request.cloud_body : &request.responses_body;
   if (request.kind == upstream::ApiKind::kCompletion) {
     text.all = request.prompt;
     text.last_user = request.prompt;

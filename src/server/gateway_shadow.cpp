@@ -364,8 +364,21 @@ net::awaitable<bool> ShadowRequest::revise(const Revision& revision) {
   co_return delivered;
 }
 
-net::awaitable<void> ShadowRequest::finish(const Outcome& outcome, const DecisionRecord& record) {
-  (void)record;  // the same object as record_, which this sink may annotate
+net::awaitable<bool> ShadowRequest::native_event(const nlohmann::json& event) {
+  const bool delivered = co_await client_.native_event(event);
+  co_return delivered;
+}
+
+net::awaitable<void> ShadowRequest::native_finish(const NativeAnswer& answer,
+                                                  const Outcome& outcome,
+                                                  const DecisionRecord& record) {
+  (void)record;                      // the same object as record_
+  state_->cloud_text = answer.text;  // the whole answer's text: the events' deltas were not kept
+  settle_cloud();
+  co_await client_.native_finish(answer, outcome, record_);
+}
+
+void ShadowRequest::settle_cloud() {
   if (record_.tier == "cloud") {
     state_->cloud = State::Cloud::kDone;
     state_->cloud_ms = ms_since(record_.started_at);
@@ -376,6 +389,11 @@ net::awaitable<void> ShadowRequest::finish(const Outcome& outcome, const Decisio
     state_->cancel->cancel();
   }
   record_.shadow = state_->to_json();
+}
+
+net::awaitable<void> ShadowRequest::finish(const Outcome& outcome, const DecisionRecord& record) {
+  (void)record;  // the same object as record_, which this sink may annotate
+  settle_cloud();
   co_await client_.finish(outcome, record_);
 }
 

@@ -107,10 +107,16 @@ class ShadowRequest final : public ResponseSink {
   net::awaitable<bool> revise(const Revision& revision) override;
   net::awaitable<void> finish(const Outcome& outcome, const DecisionRecord& record) override;
   net::awaitable<void> fail(const ApiError& error, const DecisionRecord& record) override;
+  net::awaitable<bool> native_event(const nlohmann::json& event) override;
+  net::awaitable<void> native_finish(const NativeAnswer& answer, const Outcome& outcome,
+                                     const DecisionRecord& record) override;
 
   struct State;  // shared with the edge's coroutine, which may outlive the request
 
  private:
+  // The request's answer is complete: the sample settles when the cloud answered.
+  void settle_cloud();
+
   ResponseSink& client_;
   DecisionRecord& record_;
   std::shared_ptr<State> state_;

@@ -332,6 +332,56 @@ upstream::EgressSend Gateway::egress(const DecisionRecord& record, const char* p
   return send;
 }
 
+bool Gateway::serves_natively(const std::string& model) const {
+  return std::any_of(upstreams_.begin(), upstreams_.end(), [&](const auto& u) {
+    return u->config().api == config::UpstreamApi::kResponses && u->serves(model);
+  });
+}
+
+net::awaitable<std::optional<upstream::UpstreamFailure>> Gateway::cloud_in_chat(
+    Run& run, upstream::Upstream& u, const std::string& model, CloudResult& result) {
+  const CompletionRequest& request = run.request;
+  upstream::CloudRequest cloud;
+  cloud.kind = request.kind;
+  cloud.public_model = model;
+  cloud.body = request.cloud_body;
+  cloud.stream = request.stream;
+  cloud.egress = egress(run.record, "answer");
+  bool model_seen = false;
+  upstream::Upstream::EventSink relay = [&](upstream::CloudEvent&& event) -> net::awaitable<bool> {
+    if (event.usage) {
+      result.usage = event.usage;
+    }
+    if (event.finish_reason) {
+      result.finish_reason = *event.finish_reason;
+    }
+    if (!model_seen && !event.model.empty()) {
+      model_seen = true;
+      observe_cloud_model(u, event.model);
+    }
+    if (!event.has_output()) {
+      co_return true;
+    }
+    // The first content fixes the tier and opens the response.
+    run.record.cloud_upstream = u.name();
+    run.record.cloud_model = u.config().models.at(model);
+    if (!co_await start_answer(run, "cloud")) {
+      co_return false;
+    }
+    Piece piece;
+    piece.text = std::move(event.text);
+    piece.reasoning = std::move(event.reasoning);
+    piece.tool_calls = tool_call_deltas(event.tool_calls);
+    if (request.logprobs) {
+      piece.logprobs = cloud_logprobs(event.logprobs, request.kind);
+    }
+    const bool delivered = co_await run.sink.piece(piece);
+    co_return delivered;
+  };
+  auto failure = co_await u.complete(cloud, relay, run.cancel);
+  co_return failure;
+}
+
 net::awaitable<std::optional<ApiError>> Gateway::run_cloud(Run& run) {
   const CompletionRequest& request = run.request;
   DecisionRecord& record = run.record;
@@ -353,52 +403,25 @@ net::awaitable<std::optional<ApiError>> Gateway::run_cloud(Run& run) {
       record.reasons.push_back("skipped " + u.name() + ": offline");
       continue;
     }
-    upstream::CloudRequest cloud;
-    cloud.kind = request.kind;
-    cloud.public_model = model;
-    cloud.body = request.cloud_body;
-    cloud.stream = request.stream;
-    cloud.egress = egress(record, "answer");
-    std::optional<upstream::CloudUsage> usage;
-    bool model_seen = false;
-    std::string finish_reason = "stop";
-    // The first content (or the end of an empty answer) fixes the tier and opens the response.
-    auto open = [&]() -> net::awaitable<bool> {
-      record.cloud_upstream = u.name();
-      record.cloud_model = u.config().models.at(model);
-      const bool opened = co_await start_answer(run, "cloud");
-      co_return opened;
-    };
-    upstream::Upstream::EventSink relay =
-        [&](upstream::CloudEvent&& event) -> net::awaitable<bool> {
-      if (event.usage) {
-        usage = event.usage;
-      }
-      if (event.finish_reason) {
-        finish_reason = *event.finish_reason;
-      }
-      if (!model_seen && !event.model.empty()) {
-        model_seen = true;
-        observe_cloud_model(u, event.model);
-      }
-      if (!event.has_output()) {
-        co_return true;
-      }
-      if (!co_await open()) {
-        co_return false;
-      }
-      Piece piece;
-      piece.text = std::move(event.text);
-      piece.reasoning = std::move(event.reasoning);
-      piece.tool_calls = tool_call_deltas(event.tool_calls);
-      if (request.logprobs) {
-        piece.logprobs = cloud_logprobs(event.logprobs, request.kind);
-      }
-      const bool delivered = co_await run.sink.piece(piece);
-      co_return delivered;
-    };
+    // A Responses request goes as it came while the client has nothing yet: after an edge
+    // draft (a cascade's revision) the answer continues in the events already begun.
+    const bool native = !request.responses_body.is_null() && !run.started &&
+                        u.config().api == config::UpstreamApi::kResponses;
+    if (!native && request.needs_native) {
+      const std::string why = u.name() + " speaks chat completions, which cannot run " +
+                              join(request.cloud_only_fields);
+      problems.push_back(why);
+      record.reasons.push_back("skipped " + why);
+      continue;
+    }
     const bool started_before = run.started;
-    auto failure = co_await u.complete(cloud, relay, run.cancel);
+    CloudResult result;
+    std::optional<upstream::UpstreamFailure> failure;
+    if (native) {
+      failure = co_await cloud_native(run, u, model, result);
+    } else {
+      failure = co_await cloud_in_chat(run, u, model, result);
+    }
     if (failure && failure->refused) {
       // Every upstream gets the same bytes: the next would be refused too.
       co_return egress_refused(*failure->refused);
@@ -406,13 +429,20 @@ net::awaitable<std::optional<ApiError>> Gateway::run_cloud(Run& run) {
     // Something was sent unless no attempt was made (an open circuit).
     record.data_left_device = record.data_left_device || !failure || failure->attempts > 0;
     if (!failure) {
-      if (!co_await open()) {
+      // The end of an empty answer opens the response too.
+      record.cloud_upstream = u.name();
+      record.cloud_model = u.config().models.at(model);
+      if (!co_await start_answer(run, "cloud")) {
         co_return client_gone();
       }
-      add_cloud_usage(record, u, model, usage.value_or(upstream::CloudUsage{}));
+      add_cloud_usage(record, u, model, result.usage.value_or(upstream::CloudUsage{}));
       record.latency_ms = ms_since(record.started_at);
-      const Outcome outcome{finish_reason, *record.cloud_usage};
-      co_await run.sink.finish(outcome, record);
+      const Outcome outcome{result.finish_reason, *record.cloud_usage};
+      if (result.native) {
+        co_await run.sink.native_finish(*result.native, outcome, record);
+      } else {
+        co_await run.sink.finish(outcome, record);
+      }
       co_return std::nullopt;
     }
     const auto& http = failure->http;

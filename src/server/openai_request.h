@@ -37,6 +37,11 @@ struct CompletionRequest {
   // is not sent to the edge.
   std::vector<std::string> cloud_only_fields;
   nlohmann::json cloud_body;  // the client's body, forwarded to cloud upstreams
+  // A /v1/responses request as an upstream with `api: responses` receives it (null for other
+  // requests: cloud_body, the translation into chat, goes to the others).
+  nlohmann::json responses_body;
+  // It needs such an upstream (a built-in tool, named in cloud_only_fields): no other answers.
+  bool needs_native = false;
 
   // Tools or a response_format: answered by one tier, whose answer is parsed, not merged.
   bool structured() const { return !tools.empty() || json_schema.has_value(); }

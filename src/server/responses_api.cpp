@@ -60,6 +60,10 @@ std::string text_of_parts(const json& content, const std::string& param) {
     const json& part = content[i];
     const std::string where = param + "[" + std::to_string(i) + "]";
     const std::string type = part.is_object() ? part.value("type", "") : "";
+    if (type == "refusal" && part.contains("refusal") && part["refusal"].is_string()) {
+      text += part["refusal"].get<std::string>();  // an answer's refusal is its text
+      continue;
+    }
     if ((type != "input_text" && type != "output_text" && type != "text") ||
         !part.contains("text") || !part["text"].is_string()) {
       fail(where, "must be a text part ({\"type\": \"input_text\", \"text\": ...})");
@@ -149,7 +153,34 @@ void add_function_output(const json& item, const std::string& where, json& messa
                       {"content", text_of_parts(item["output"], where + ".output")}});
 }
 
-json input_messages(const json& input) {
+// One input item in chat form, appended to `messages`. With `native`, items of the types
+// only a native Responses upstream reads (a built-in tool's call, ...) are kept as they are: a
+// chat translation skips them (chat_completions_body), a native upstream gets them again.
+void add_input_item(const json& item, const std::string& where, bool native, json& messages) {
+  if (!item.is_object()) {
+    fail(where, "must be an object");
+  }
+  const std::string type = item.value("type", item.contains("role") ? "message" : "");
+  if (type == "message") {
+    add_message_item(item, where, messages);
+  } else if (type == "function_call") {
+    add_function_call(item, where, messages);
+  } else if (type == "function_call_output") {
+    add_function_output(item, where, messages);
+  } else if (type == "reasoning") {
+    return;  // a previous answer's reasoning: nothing a model needs again
+  } else if (native && !type.empty() && type != "item_reference") {
+    messages.push_back(item);
+  } else {
+    fail(where + ".type", "'" + type +
+                              "' items are not supported (message, function_call, "
+                              "function_call_output and reasoning are; a built-in tool's items "
+                              "too for a model of an upstream with `api: responses`); send the "
+                              "items themselves or use previous_response_id");
+  }
+}
+
+json input_messages(const json& input, bool native) {
   json messages = json::array();
   if (input.is_string()) {
     messages.push_back({{"role", "user"}, {"content", input}});
@@ -159,31 +190,14 @@ json input_messages(const json& input) {
     fail("input", "must be a string or an array of input items");
   }
   for (size_t i = 0; i < input.size(); ++i) {
-    const json& item = input[i];
-    const std::string where = "input[" + std::to_string(i) + "]";
-    if (!item.is_object()) {
-      fail(where, "must be an object");
-    }
-    const std::string type = item.value("type", item.contains("role") ? "message" : "");
-    if (type == "message") {
-      add_message_item(item, where, messages);
-    } else if (type == "function_call") {
-      add_function_call(item, where, messages);
-    } else if (type == "function_call_output") {
-      add_function_output(item, where, messages);
-    } else if (type == "reasoning") {
-      continue;  // a previous answer's reasoning: nothing a model needs again
-    } else {
-      fail(where + ".type", "'" + type +
-                                "' items are not supported (message, function_call, "
-                                "function_call_output and reasoning are); send the items "
-                                "themselves or use previous_response_id");
-    }
+    add_input_item(input[i], "input[" + std::to_string(i) + "]", native, messages);
   }
   return messages;
 }
 
-json chat_tools(const json& tools) {
+// The function tools in chat form. With `native`, other types (built-in tools: web_search,
+// file_search, ...) are left to a native Responses upstream and named in `native_only`.
+json chat_tools(const json& tools, bool native, std::vector<std::string>& native_only) {
   if (!tools.is_array()) {
     fail("tools", "must be an array");
   }
@@ -192,8 +206,14 @@ json chat_tools(const json& tools) {
     const json& tool = tools[i];
     const std::string where = "tools[" + std::to_string(i) + "]";
     const std::string type = tool.is_object() ? tool.value("type", "") : "";
+    if (type != "function" && native && !type.empty()) {
+      native_only.push_back(where + ".type");
+      continue;
+    }
     if (type != "function") {
-      fail(where + ".type", "'" + type + "' tools are not supported: Tandem runs function tools");
+      fail(where + ".type", "'" + type +
+                                "' tools are not supported: Tandem runs function tools; built-in "
+                                "tools need a model of an upstream with `api: responses`");
     }
     json function = {{"name", string_member(tool, "name", where)}};
     for (const char* field : {"description", "parameters", "strict"}) {
@@ -261,14 +281,16 @@ void check_fields(const json& body) {
   }
 }
 
-ResponsesRequest parse_checked(const json& body, bool default_store) {
+ResponsesRequest parse_checked(const json& body, bool default_store,
+                               const ServedNatively& served_natively) {
   check_fields(body);
   ResponsesRequest r;
   r.model = string_member(body, "model", "body");
+  const bool native = served_natively && served_natively(r.model);
   if (!body.contains("input")) {
     fail("input", "is required");
   }
-  r.input = input_messages(body["input"]);
+  r.input = input_messages(body["input"], native);
   json& chat = r.chat_fields;
   json& echo = r.echo;
   if (body.contains("instructions") && !body["instructions"].is_null()) {
@@ -277,13 +299,22 @@ ResponsesRequest parse_checked(const json& body, bool default_store) {
   echo["instructions"] = r.instructions.empty() ? json(nullptr) : json(r.instructions);
   echo["tools"] = json::array();
   if (body.contains("tools") && !body["tools"].is_null()) {
-    chat["tools"] = chat_tools(body["tools"]);
+    json tools = chat_tools(body["tools"], native, r.native_only);
+    if (!tools.empty()) {
+      chat["tools"] = std::move(tools);
+    }
     echo["tools"] = body["tools"];
   }
   echo["tool_choice"] = "auto";
   if (body.contains("tool_choice") && !body["tool_choice"].is_null()) {
-    chat["tool_choice"] = chat_tool_choice(body["tool_choice"]);
-    echo["tool_choice"] = body["tool_choice"];
+    const json& choice = body["tool_choice"];
+    const bool built_in = choice.is_object() && choice.value("type", "") != "function";
+    if (native && built_in) {
+      r.native_only.push_back("tool_choice");  // forces a built-in tool: a native upstream's
+    } else {
+      chat["tool_choice"] = chat_tool_choice(choice);
+    }
+    echo["tool_choice"] = choice;
   }
   echo["text"] = {{"format", {{"type", "text"}}}};
   if (body.contains("text") && !body["text"].is_null()) {
@@ -334,19 +365,20 @@ ResponsesRequest parse_checked(const json& body, bool default_store) {
     echo["metadata"] = body["metadata"];
   }
   echo["truncation"] = "disabled";
+  r.body = body;
   return r;
 }
 
 }  // namespace
 
-std::variant<ResponsesRequest, ApiError> parse_responses_request(std::string_view body,
-                                                                 bool default_store) {
+std::variant<ResponsesRequest, ApiError> parse_responses_request(
+    std::string_view body, bool default_store, const ServedNatively& served_natively) {
   const json parsed = json::parse(body, nullptr, false);
   if (parsed.is_discarded() || !parsed.is_object()) {
     return invalid_request("the request body must be a JSON object");
   }
   try {
-    return parse_checked(parsed, default_store);
+    return parse_checked(parsed, default_store, served_natively);
   } catch (const BadField& bad) {
     return invalid_request(bad.param + ": " + bad.message, bad.param);
   } catch (const json::exception& e) {
@@ -361,11 +393,13 @@ std::string chat_completions_body(const ResponsesRequest& request) {
   if (!request.instructions.empty()) {
     messages.push_back({{"role", "system"}, {"content", request.instructions}});
   }
-  for (const json& m : request.history) {
-    messages.push_back(m);
-  }
-  for (const json& m : request.input) {
-    messages.push_back(m);
+  // Items kept for a native upstream (no role) mean nothing in chat.
+  for (const json* part : {&request.history, &request.input}) {
+    for (const json& m : *part) {
+      if (m.contains("role")) {
+        messages.push_back(m);
+      }
+    }
   }
   body["messages"] = std::move(messages);
   if (request.stream) {
@@ -373,6 +407,26 @@ std::string chat_completions_body(const ResponsesRequest& request) {
     body["stream_options"] = {{"include_usage", true}};
   }
   return dump(body);
+}
+
+json conversation_after_native(const ResponsesRequest& request, const json& output) {
+  json conversation = request.history;
+  for (const json& m : request.input) {
+    conversation.push_back(m);
+  }
+  if (!output.is_array()) {
+    return conversation;
+  }
+  for (const json& item : output) {
+    try {
+      add_input_item(item, "output", /*native=*/true, conversation);
+    } catch (const BadField&) {
+      continue;  // an item the next turn could not send either
+    } catch (const json::exception&) {
+      continue;
+    }
+  }
+  return conversation;
 }
 
 json conversation_after(const ResponsesRequest& request, const WholeAnswer& answer) {

@@ -6,6 +6,7 @@
 //
 // Thread-safety: the free functions are reentrant; a ResponsesEvents belongs to one stream.
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -29,14 +30,27 @@ struct ResponsesRequest {
   nlohmann::json input = nlohmann::json::array();         // this turn's items as chat messages
   nlohmann::json chat_fields = nlohmann::json::object();  // tools, response_format... (chat form)
   nlohmann::json echo = nlohmann::json::object();         // what the Response object repeats
-  // The previous response's conversation (chat messages), once looked up.
+  // The previous response's conversation (chat messages, and items kept for a native upstream,
+  // which have no role), once looked up.
   nlohmann::json history = nlohmann::json::array();
+  // The body as the client sent it: what a native Responses upstream receives
+  // (responses_native.h).
+  nlohmann::json body = nlohmann::json::object();
+  // The fields only a native Responses upstream honours ("tools[1].type": a built-in tool):
+  // such a request goes nowhere else.
+  std::vector<std::string> native_only;
 };
 
+// Whether a model is served by an upstream that speaks the Responses API (`api: responses`).
+using ServedNatively = std::function<bool(const std::string& model)>;
+
 // Parses and checks a body; `default_store` applies when it has no `store`. An error names
-// the field at fault (param) and says what would be accepted.
-std::variant<ResponsesRequest, ApiError> parse_responses_request(std::string_view body,
-                                                                 bool default_store);
+// the field at fault (param) and says what would be accepted. For a model `served_natively`
+// names, built-in tools are accepted (named in native_only, left out of the chat translation)
+// and so are input items of the types a built-in tool produces (kept for a native upstream,
+// skipped in chat).
+std::variant<ResponsesRequest, ApiError> parse_responses_request(
+    std::string_view body, bool default_store, const ServedNatively& served_natively = nullptr);
 
 // The chat completions body that answers the request: its instructions as a system message,
 // then its history (the previous response's conversation), then its input.
@@ -66,6 +80,13 @@ nlohmann::json response_object(const ResponseHead& head, const ResponsesRequest&
 // and the answer, as chat messages (instructions are not carried over, as OpenAI does).
 nlohmann::json conversation_after(const ResponsesRequest& request, const WholeAnswer& answer);
 
+// The same after a native Responses upstream's answer: its output items in chat form (messages
+// and function calls as chat messages; reasoning left out), and other items (a built-in tool's
+// call) kept as they are for the next native turn, which sends them again. An item that cannot
+// be read as input is left out.
+nlohmann::json conversation_after_native(const ResponsesRequest& request,
+                                         const nlohmann::json& output);
+
 // Turns a stream's sink calls into Responses events, in order: response.created and
 // response.in_progress; for text, output_item.added (a message), content_part.added and
 // output_text.delta events; for each tool call, output_item.added (a function_call) and
@@ -83,10 +104,18 @@ class ResponsesEvents {
   std::vector<nlohmann::json> finish(const Outcome& outcome, const DecisionRecord& record);
   std::vector<nlohmann::json> fail(const ApiError& error, const DecisionRecord& record);
 
+  // A native Responses upstream's answer (responses_native.cpp): each of its events as Tandem
+  // relays it — numbered in this stream's sequence, the response's id Tandem's — and the final
+  // event with the decision record. `begun` is the record at begin(), for response.created.
+  std::vector<nlohmann::json> native(nlohmann::json event, const DecisionRecord& begun);
+  std::vector<nlohmann::json> native_finish(const NativeAnswer& answer,
+                                            const DecisionRecord& record);
+
   // The answer as streamed (after any revision), for the response store.
   const WholeAnswer& answer() const { return answer_; }
   // The output items as streamed, each one whole.
   nlohmann::json output() const;
+  bool answered_natively() const { return native_; }
 
  private:
   struct Item {
@@ -106,6 +135,10 @@ class ResponsesEvents {
   std::vector<Item> items_;
   std::optional<size_t> message_;  // the open message item's output index
   WholeAnswer answer_;
+  // A native upstream answers: the items it finished so far (response.output_item.done), for
+  // the Response of a stream that fails.
+  bool native_ = false;
+  nlohmann::json native_output_ = nlohmann::json::array();
 };
 
 }  // namespace tandem::server

@@ -2,6 +2,7 @@
 #include "net/offload.h"
 #include "server/gateway_util.h"
 #include "server/http_state.h"
+#include "server/responses_native.h"
 
 namespace tandem::server {
 
@@ -36,7 +37,10 @@ ApiError response_not_found(const std::string& id, const std::string& param) {
 net::awaitable<std::optional<Response>> HttpServer::State::respond(
     beast::tcp_stream& stream, const http::request<http::string_body>& req, Caller caller,
     bool keep_alive, boost::system::error_code& ec) {
-  auto parsed = parse_responses_request(req.body(), server.responses.store);
+  const ServedNatively served_natively = [this](const std::string& model) {
+    return gateway->serves_natively(model);
+  };
+  auto parsed = parse_responses_request(req.body(), server.responses.store, served_natively);
   if (auto* error = std::get_if<ApiError>(&parsed)) {
     co_return error_response(*error, keep_alive);
   }
@@ -61,8 +65,16 @@ net::awaitable<std::optional<Response>> HttpServer::State::respond(
   if (auto* error = std::get_if<ApiError>(&chat)) {
     co_return error_response(*error, keep_alive);
   }
-  auto answered = co_await answer(stream, req, std::move(std::get<CompletionRequest>(chat)), caller,
-                                  keep_alive, ec, &responses);
+  CompletionRequest& request = std::get<CompletionRequest>(chat);
+  // What an upstream that speaks the Responses API receives instead of the translation; the
+  // fields only it honours keep the request from the edge and from chat upstreams.
+  request.responses_body = native_responses_body(responses);
+  request.needs_native = !responses.native_only.empty();
+  for (const std::string& field : responses.native_only) {
+    request.cloud_only_fields.push_back(field);
+  }
+  auto answered =
+      co_await answer(stream, req, std::move(request), caller, keep_alive, ec, &responses);
   co_return answered;
 }
 
@@ -117,7 +129,9 @@ net::awaitable<void> HttpServer::State::keep_response(const ResponsesRequest& re
   json response = finished.response;
   response.erase("tandem");  // the routing record belongs to the request that was answered
   stored.response = dump(response);
-  stored.conversation = dump(conversation_after(request, finished.answer));
+  stored.conversation =
+      dump(finished.native ? conversation_after_native(request, finished.response["output"])
+                           : conversation_after(request, finished.answer));
   const Status kept = co_await net::run_on(gateway->store_workers(),
                                            [&] { return response_store.put(stored, unix_ms()); });
   if (!kept) {

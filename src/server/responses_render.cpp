@@ -138,6 +138,9 @@ json ResponsesEvents::item_json(size_t output_index, const char* status) const {
 }
 
 json ResponsesEvents::output() const {
+  if (native_) {
+    return native_output_;
+  }
   json items = json::array();
   for (size_t i = 0; i < items_.size(); ++i) {
     items.push_back(item_json(i, "completed"));

@@ -1,6 +1,7 @@
 #include "server/responses_sinks.h"
 
 #include "net/sse.h"
+#include "server/responses_native.h"
 
 namespace tandem::server {
 
@@ -25,17 +26,26 @@ net::awaitable<bool> ResponsesStreamSink::begin(const DecisionRecord& record) {
   if (!co_await writer_.headers(record.tier)) {
     co_return false;
   }
-  const bool written = co_await write(events_.begin(record));
+  begun_ = record;
+  // A native upstream's own response.created and response.in_progress follow instead.
+  if (record.native_answer) {
+    co_return true;
+  }
+  // Named, not a temporary in the co_await's argument: GCC 12 mishandles those.
+  const std::vector<json> events = events_.begin(record);
+  const bool written = co_await write(events);
   co_return written;
 }
 
 net::awaitable<bool> ResponsesStreamSink::piece(const Piece& piece) {
-  const bool written = co_await write(events_.piece(piece));
+  const std::vector<json> events = events_.piece(piece);
+  const bool written = co_await write(events);
   co_return written;
 }
 
 net::awaitable<bool> ResponsesStreamSink::revise(const Revision& revision) {
-  const bool written = co_await write(events_.revise(revision.to_json()));
+  const std::vector<json> events = events_.revise(revision.to_json());
+  const bool written = co_await write(events);
   co_return written;
 }
 
@@ -46,8 +56,27 @@ net::awaitable<void> ResponsesStreamSink::finish(const Outcome& outcome,
   }
   ended_ = true;
   std::vector<json> events = events_.finish(outcome, record);
-  finished_ =
-      FinishedResponse{events.back()["response"], events_.answer(), !record.may_leave_device};
+  finished_ = FinishedResponse{events.back()["response"], events_.answer(),
+                               !record.may_leave_device, false};
+  if (co_await write(events)) {
+    co_await writer_.end(/*done_marker=*/false);
+  }
+}
+
+net::awaitable<bool> ResponsesStreamSink::native_event(const json& event) {
+  const std::vector<json> events = events_.native(event, begun_);
+  const bool written = co_await write(events);
+  co_return written;
+}
+
+net::awaitable<void> ResponsesStreamSink::native_finish(const NativeAnswer& answer, const Outcome&,
+                                                        const DecisionRecord& record) {
+  if (ended_) {
+    co_return;
+  }
+  ended_ = true;
+  std::vector<json> events = events_.native_finish(answer, record);
+  finished_ = FinishedResponse{events.back()["response"], {}, !record.may_leave_device, true};
   if (co_await write(events)) {
     co_await writer_.end(/*done_marker=*/false);
   }
@@ -64,7 +93,10 @@ net::awaitable<void> ResponsesStreamSink::fail(const ApiError& error,
     record_ = record;
     co_return;
   }
-  if (co_await write(events_.fail(error, record))) {
+  // Named, not a temporary in the co_await's argument: GCC 12 mishandles those (here a stream
+  // that failed after it began trapped, SIGILL, and took the gateway down).
+  const std::vector<json> events = events_.fail(error, record);
+  if (co_await write(events)) {
     co_await writer_.end(/*done_marker=*/false);
   }
 }
@@ -87,7 +119,18 @@ net::awaitable<void> ResponsesBufferedSink::finish(const Outcome& outcome,
   if (!ended()) {
     json response =
         response_object(head_, request_, output_items(head_, answer_), &outcome, &record, nullptr);
-    finished_ = FinishedResponse{std::move(response), answer_, !record.may_leave_device};
+    finished_ = FinishedResponse{std::move(response), answer_, !record.may_leave_device, false};
+    tier_ = record.tier;
+  }
+  co_return;
+}
+
+net::awaitable<void> ResponsesBufferedSink::native_finish(const NativeAnswer& answer,
+                                                          const Outcome&,
+                                                          const DecisionRecord& record) {
+  if (!ended()) {
+    json response = relabelled_response(head_, request_, answer.response, &record);
+    finished_ = FinishedResponse{std::move(response), {}, !record.may_leave_device, true};
     tier_ = record.tier;
   }
   co_return;

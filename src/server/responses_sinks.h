@@ -16,8 +16,9 @@ namespace tandem::server {
 // What a finished response leaves to keep: the Response object and the answer.
 struct FinishedResponse {
   nlohmann::json response;
-  WholeAnswer answer;
+  WholeAnswer answer;         // empty when a native upstream answered: its output items say it
   bool private_data = false;  // the routing kept it on the device: never stored
+  bool native = false;        // a native Responses upstream answered (responses_native.h)
 };
 
 class ResponsesStreamSink final : public ResponseSink {
@@ -31,6 +32,9 @@ class ResponsesStreamSink final : public ResponseSink {
   net::awaitable<bool> revise(const Revision& revision) override;
   net::awaitable<void> finish(const Outcome& outcome, const DecisionRecord& record) override;
   net::awaitable<void> fail(const ApiError& error, const DecisionRecord& record) override;
+  net::awaitable<bool> native_event(const nlohmann::json& event) override;
+  net::awaitable<void> native_finish(const NativeAnswer& answer, const Outcome& outcome,
+                                     const DecisionRecord& record) override;
 
   bool began() const { return writer_.began(); }
   bool broken() const { return writer_.broken(); }
@@ -45,6 +49,7 @@ class ResponsesStreamSink final : public ResponseSink {
 
   SseWriter writer_;
   ResponsesEvents events_;
+  DecisionRecord begun_;  // the record at begin(), for a native response.created
   bool ended_ = false;
   std::optional<ApiError> failed_before_start_;
   DecisionRecord record_;
@@ -61,6 +66,10 @@ class ResponsesBufferedSink final : public ResponseSink {
   net::awaitable<bool> revise(const Revision&) override;
   net::awaitable<void> finish(const Outcome& outcome, const DecisionRecord& record) override;
   net::awaitable<void> fail(const ApiError& error, const DecisionRecord& record) override;
+  // A whole native Response arrives with native_finish() alone.
+  net::awaitable<bool> native_event(const nlohmann::json&) override { co_return true; }
+  net::awaitable<void> native_finish(const NativeAnswer& answer, const Outcome& outcome,
+                                     const DecisionRecord& record) override;
 
   bool ended() const { return error_.has_value() || finished_.has_value(); }
   const std::optional<ApiError>& error() const { return error_; }

@@ -3,19 +3,17 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "common/json_kind.h"
 #include "common/log.h"
 #include "net/sleep.h"
 #include "net/sse.h"
+#include "upstream/reply_parts.h"
 
 namespace tandem::upstream {
-namespace {
+namespace detail {
 
-using std::chrono::milliseconds;
-using Kind = HttpFailure::Kind;
-
-constexpr size_t kMaxErrorBody = 4 << 10;
-
-UpstreamFailure make_failure(const std::string& upstream, Kind kind, std::string message) {
+UpstreamFailure make_failure(const std::string& upstream, HttpFailure::Kind kind,
+                             std::string message) {
   UpstreamFailure f;
   f.upstream = upstream;
   f.http.kind = kind;
@@ -23,7 +21,6 @@ UpstreamFailure make_failure(const std::string& upstream, Kind kind, std::string
   return f;
 }
 
-// A transport failure of `upstream`, its message prefixed with the upstream's name.
 UpstreamFailure named_failure(const std::string& upstream, HttpFailure http) {
   UpstreamFailure f;
   f.upstream = upstream;
@@ -31,6 +28,36 @@ UpstreamFailure named_failure(const std::string& upstream, HttpFailure http) {
   f.http.message = "upstream " + upstream + ": " + f.http.message;
   return f;
 }
+
+// Read from an nlohmann::json: what the Responses reader (cloud_responses.cpp) holds. The chat
+// reader has its own, over simdjson (cloud_reply.cpp).
+int token_count(const nlohmann::json& usage, const char* key, const char* where,
+                std::string& problems) {
+  const auto it = usage.find(key);
+  if (it == usage.end()) {
+    return 0;
+  }
+  if (it->is_number_integer()) {
+    const auto value = it->get<int64_t>();
+    if (value >= 0 && value <= INT32_MAX) {
+      return static_cast<int>(value);
+    }
+  }
+  problems += std::string(problems.empty() ? "" : "; ") + where + key + " is " +
+              (it->is_number_integer() ? std::to_string(it->get<int64_t>()) : json_kind(*it));
+  return 0;
+}
+
+}  // namespace detail
+
+namespace {
+
+using std::chrono::milliseconds;
+using Kind = HttpFailure::Kind;
+using detail::make_failure;
+using detail::named_failure;
+
+constexpr size_t kMaxErrorBody = 4 << 10;
 
 }  // namespace
 
@@ -90,10 +117,13 @@ void Upstream::note_circuit(CircuitState before, const std::string& why) {
 }
 
 void Upstream::note_usage_problem(const CloudEvent& event) const {
-  if (!event.usage_problem.empty()) {
+  note_usage_problem(event.usage_problem);
+}
+
+void Upstream::note_usage_problem(const std::string& problem) const {
+  if (!problem.empty()) {
     log_event(LogLevel::kWarn, "upstream", "usage_malformed",
-              {{"upstream", config_.name},
-               {"message", event.usage_problem + "; counted as 0 (unknown)"}});
+              {{"upstream", config_.name}, {"message", problem + "; counted as 0 (unknown)"}});
   }
 }
 
@@ -279,11 +309,7 @@ net::awaitable<std::optional<UpstreamFailure>> Upstream::attempt_embeddings(
     co_return make_failure(config_.name, Kind::kProtocol,
                            "upstream " + config_.name + ": " + parsed.error().message);
   }
-  if (!parsed->usage_problem.empty()) {
-    log_event(LogLevel::kWarn, "upstream", "usage_malformed",
-              {{"upstream", config_.name},
-               {"message", parsed->usage_problem + "; counted as 0 (unknown)"}});
-  }
+  note_usage_problem(parsed->usage_problem);
   answer = std::move(parsed).value();
   co_return std::nullopt;
 }

@@ -56,6 +56,40 @@ struct CloudEmbeddings {
   std::string model;  // the model the upstream says answered ("" when it names none)
 };
 
+// One request to an upstream's Responses endpoint (POST base_url/responses), for an upstream
+// with `api: responses`: the client's own Responses request, built-in tools and all.
+struct ResponsesCall {
+  std::string public_model;  // the name the client used; mapped per upstream through `models`
+  nlohmann::json body;       // the Responses request body; `model` and `stream` are set here
+  // Stream from the upstream (the client streams) or take the whole Response at once.
+  bool stream = true;
+  // Why and for whom: every attempt's exact body passes the egress guard with it.
+  EgressSend egress;
+};
+
+// One checked part of an upstream's Responses answer: an event of its stream as sent, or the
+// whole Response of a call that does not stream.
+struct ResponsesEvent {
+  std::string type;     // the event's `type`; "response" for a whole Response
+  nlohmann::json data;  // the event (or the whole Response) as the upstream sent it
+  // The answer's end: a response.completed or response.incomplete event (its `response` is the
+  // final Response) or a whole Response. The final Response's `output` is a list of objects
+  // that each have a `type`.
+  bool final = false;
+  // The final Response's usage (input_tokens, output_tokens, input_tokens_details.cached_tokens
+  // as prompt, completion and cached prompt tokens); nullopt when it reports none.
+  std::optional<CloudUsage> usage;
+  std::string usage_problem;  // what was wrong with that usage; those counts read as 0
+  // Output text: a response.output_text.delta event's delta, or all the output_text of a final
+  // Response's message items (what shadow mode compares).
+  std::string text;
+  std::string model;  // the final Response's model ("" when it names none)
+
+  // Carries something of the answer. response.created and response.in_progress do not: a
+  // caller may hold them back, so that a retry after them is still safe.
+  bool has_output() const { return type != "response.created" && type != "response.in_progress"; }
+};
+
 struct UpstreamFailure {
   HttpFailure http;
   std::string upstream;    // which upstream
@@ -111,6 +145,17 @@ class Upstream {
   net::awaitable<std::variant<CloudEmbeddings, UpstreamFailure>> embed(const EmbeddingsCall& call,
                                                                        CancelSignal& cancel);
 
+  // One Responses request for a model this upstream serves(), to POST base_url/responses, with
+  // complete()'s retries, circuit breaking and egress guard. A stream's events reach `sink` as
+  // they arrive; the stream must end with response.completed or response.incomplete. A whole
+  // Response arrives as one final event. What parse_responses_event and parse_responses_answer
+  // refuse is a protocol failure of this upstream, retried (while nothing with output reached the
+  // sink) and counted like any other.
+  using ResponsesSink = std::function<net::awaitable<bool>(ResponsesEvent&&)>;
+  net::awaitable<std::optional<UpstreamFailure>> respond(const ResponsesCall& call,
+                                                         const ResponsesSink& sink,
+                                                         CancelSignal& cancel);
+
   // Probes `health.path` every `health.interval_ms` until `stop` is cancelled.
   net::awaitable<void> probe_forever(CancelSignal& stop);
 
@@ -129,6 +174,15 @@ class Upstream {
   net::awaitable<std::optional<UpstreamFailure>> attempt_embeddings(const EmbeddingsCall& call,
                                                                     CancelSignal& cancel,
                                                                     CloudEmbeddings& answer);
+  net::awaitable<std::optional<UpstreamFailure>> attempt_responses(const ResponsesCall& call,
+                                                                   const ResponsesSink& sink,
+                                                                   CancelSignal& cancel,
+                                                                   bool& delivered);
+  // The rest of a Responses stream, event by event, into `sink` (cloud_responses.cpp).
+  net::awaitable<std::optional<UpstreamFailure>> relay_responses_stream(HttpExchange& exchange,
+                                                                        const ResponsesSink& sink,
+                                                                        CancelSignal& cancel,
+                                                                        bool& delivered);
   // POSTs `body`, with `model` set, to `path` through the egress guard and opens the answer:
   // a refusal, a failure to connect or a non-2xx status (its body read for the message) is
   // the failure. The caller registers cancellation on the exchange it gets.
@@ -147,8 +201,9 @@ class Upstream {
                                                               CancelSignal& cancel);
   std::chrono::milliseconds backoff(int attempt, const HttpFailure& failure);
   void set_last_error(const std::string& message);
-  // Logs what was wrong with an event's usage object, if anything.
+  // Logs what was wrong with an event's (or any answer's) usage object, if anything.
   void note_usage_problem(const CloudEvent& event) const;
+  void note_usage_problem(const std::string& problem) const;
   // Change state, logging transitions.
   void set_online(bool online, const std::string& why);
   void note_circuit(CircuitState before, const std::string& why);
@@ -173,5 +228,19 @@ class Upstream {
 // absent or null reads as 0; a usage.prompt_tokens that is not an integer in [0, INT32_MAX]
 // reads as 0 and is named in usage_problem. Never throws.
 Result<CloudEmbeddings> parse_cloud_embeddings(const std::string& body, size_t inputs);
+
+// Parses one event of an upstream's Responses stream (a `data:` payload). Fails (a malformed
+// reply) on JSON errors, an event that is not an object or has no string `type`, an `error`
+// event or a response.failed one (their message named), and a response.completed or
+// response.incomplete whose `response` is not a Response as parse_responses_answer checks it.
+// Never throws.
+Result<ResponsesEvent> parse_responses_event(const std::string& data);
+
+// Parses a whole Response (a call that does not stream). Fails (a malformed reply) on JSON
+// errors, a body that is not an object, an `error` that is not null, a `status` of "failed",
+// and an `output` that is absent or not a list of objects that each have a string `type`.
+// Usage counts that are not integers in [0, INT32_MAX] read as 0 and are named in
+// usage_problem. Never throws.
+Result<ResponsesEvent> parse_responses_answer(const std::string& body);
 
 }  // namespace tandem::upstream

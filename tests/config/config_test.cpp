@@ -118,6 +118,30 @@ cloud:
                "embeddings_models.tandem: 'tandem' is the edge model's embeddings");
 }
 
+TEST(ConfigTest, AnUpstreamSpeaksChatUnlessItsApiSaysResponses) {
+  auto config = parse_config(R"(
+cloud:
+  upstreams:
+    - name: openai
+      base_url: https://api.openai.com/v1
+      models: {gpt-4o: gpt-4o}
+      api: responses
+    - name: vllm
+      base_url: http://127.0.0.1:8000/v1
+      models: {llama: llama}
+)",
+                             "test.yaml");
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  EXPECT_EQ(config->upstreams[0].api, UpstreamApi::kResponses);
+  EXPECT_EQ(config->upstreams[1].api, UpstreamApi::kChat);
+
+  const std::string upstream =
+      "cloud:\n  upstreams:\n    - base_url: http://x\n      models: {m: m}\n";
+  expect_error(upstream + "      api: completions\n",
+               "test.yaml:5: cloud.upstreams[0].api: must be one of chat, responses");
+  expect_error(upstream + "      api: [responses]\n", "cloud.upstreams[0].api:");
+}
+
 TEST(ConfigTest, ErrorsNameTheKeyAndTheLine) {
   expect_error("server:\n  port: 70000\n", "test.yaml:2: server.port: must be between 1 and 65535");
   expect_error("server:\n  port: eighty\n", "test.yaml:2: server.port: must be an integer");

@@ -50,6 +50,14 @@ export function resolveEdgePaths() {
   return { tandemBinary, model };
 }
 
+// tests/support/fault_upstream (a mock OpenAI upstream that also speaks the Responses API),
+// from FAULT_UPSTREAM or the build directory; throws when it is missing.
+export function resolveFaultUpstream() {
+  return requireExecutable(
+    process.env.FAULT_UPSTREAM || path.join(REPO_ROOT, 'build', 'tests', 'support', 'fault_upstream'),
+    'FAULT_UPSTREAM');
+}
+
 // The gateway, llama-server and the GGUF, from the environment or their defaults; throws
 // when one is missing.
 export function resolvePaths() {
@@ -230,6 +238,16 @@ export function startLlamaServer({
   ], { healthUrl: `http://127.0.0.1:${port}/health` });
   llama.start();
   return llama;
+}
+
+// fault_upstream on `port`: answers as the model named in each request says
+// (tests/support/README.md); `fault-ok` answers normally.
+export function startFaultUpstream({ faultUpstream, port }) {
+  const fault = new ServerProcess('fault_upstream', faultUpstream, ['--port', String(port)], {
+    healthUrl: `http://127.0.0.1:${port}/health`,
+  });
+  fault.start();
+  return fault;
 }
 
 // `tandem serve` with `config` (YAML text) written to `dir`/tandem.yaml, on `port`, with

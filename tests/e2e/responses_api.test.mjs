@@ -2,14 +2,20 @@
 // OpenAI's Node client (`client.responses.create`, `.stream`, `.parse`) and the Vercel AI SDK's
 // default `openai()` provider, which uses Responses unless told otherwise.
 //
-// The gateway runs edge-only on the shipped stories260K model, so texts are story fragments;
+// The first suite runs the gateway edge-only on the shipped stories260K model, so texts are story fragments;
 // what is checked is the protocol: the Response object and its output items, the event
 // sequence of a stream, function calls whose arguments match the tools' schemas (the edge's
 // generic tool format is grammar-constrained), structured output, previous_response_id with
 // the conversation kept in the routing database, GET and DELETE of a stored response, `store:
 // false`, and errors in the Responses error shape.
 //
-// Environment (tests/e2e/run.sh sets it): TANDEM_BINARY, TANDEM_MODEL (harness.mjs).
+// The second puts a cloud upstream that speaks the Responses API (`api: responses`:
+// tests/support/fault_upstream) behind a cloud model: the client's request goes to it as sent,
+// a built-in web_search tool included, and its output items, events and usage come back under
+// Tandem's response id, non-streaming and streaming, through `previous_response_id` too.
+//
+// Environment (tests/e2e/run.sh sets it): TANDEM_BINARY, TANDEM_MODEL, FAULT_UPSTREAM
+// (harness.mjs).
 
 import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -21,8 +27,8 @@ import { createOpenAI } from '@ai-sdk/openai';
 import { generateText, streamText, tool } from 'ai';
 
 import {
-  READY_TIMEOUT_MS, freePorts, makeTempDir, removeTempDir, resolveEdgePaths, restartIfDown,
-  startGateway,
+  READY_TIMEOUT_MS, freePorts, makeTempDir, removeTempDir, resolveEdgePaths, resolveFaultUpstream,
+  restartIfDown, startFaultUpstream, startGateway,
 } from './harness.mjs';
 
 const API_KEY = 'tandem-e2e-responses-key';
@@ -331,5 +337,133 @@ describe('the Responses API against tandem serve (edge only)', { timeout: 240_00
       assert.ok(!call.invalid, `the SDK accepted the call: ${JSON.stringify(call)}`);
       WeatherArgs.parse(call.input);
     });
+  });
+});
+
+// The fault upstream's answer: its words cycled, one a token, 8 by default.
+const FAULT_TEXT = 'Hello from the fault upstream . Hello from';
+
+function nativeConfig({ port, faultPort }) {
+  const q = JSON.stringify;
+  return `# Written by tests/e2e/responses_api.test.mjs: a cloud model behind a Responses upstream
+server:
+  host: 127.0.0.1
+  port: ${port}
+  shutdown_grace_ms: 1000
+  api_keys:
+    - name: responses
+      key_env: TANDEM_TEST_KEY
+edge:
+  model: ${q(TANDEM_MODEL)}
+  threads: 1
+cloud:
+  upstreams:
+    - name: native
+      base_url: http://127.0.0.1:${faultPort}/v1
+      api: responses
+      models: {gpt-native: fault-ok}
+      health: {interval_ms: 0}
+operations:
+  device: {when_throttled: none}
+`;
+}
+
+describe('the Responses API against a native Responses upstream (api: responses)', { timeout: 120_000 }, () => {
+  let gateway;
+  let fault;
+  let baseURL;
+  let tmpDir;
+
+  before(async () => {
+    tmpDir = makeTempDir('tandem-e2e-responses-native-');
+    const [port, faultPort] = await freePorts(2);
+    baseURL = `http://127.0.0.1:${port}/v1`;
+    fault = startFaultUpstream({ faultUpstream: resolveFaultUpstream(), port: faultPort });
+    await fault.waitReady();
+    gateway = startGateway({
+      tandemBinary: TANDEM_BINARY, dir: tmpDir, config: nativeConfig({ port, faultPort }), port,
+      env: { TANDEM_TEST_KEY: API_KEY },
+    });
+    await gateway.waitReady();
+  }, { timeout: READY_TIMEOUT_MS + 10_000 });
+
+  after(async () => {
+    await gateway?.stop();
+    await fault?.stop();
+    removeTempDir(tmpDir);
+    tmpDir = undefined;
+    gateway?.assertStoppedCleanly();
+  });
+
+  afterEach(async (t) => restartIfDown(gateway, t));
+
+  const client = () => new OpenAI({ apiKey: API_KEY, baseURL, maxRetries: 0, timeout: REQUEST_TIMEOUT_MS });
+  const webSearch = { model: 'gpt-native', input: 'Find the news', tools: [{ type: 'web_search' }] };
+
+  test('responses.create with web_search: the upstream\'s items under Tandem\'s id', async () => {
+    const response = await client().responses.create(webSearch);
+    assert.match(response.id, /^resp_/);
+    assert.ok(!response.id.includes('fault'), 'Tandem\'s id, not the upstream\'s');
+    assert.equal(response.model, 'gpt-native');
+    assert.deepEqual(response.output.map((item) => item.type), ['web_search_call', 'message']);
+    assert.equal(response.output[0].action.query, 'Find the news');
+    assert.equal(response.output_text, FAULT_TEXT);
+    assert.equal(response.output[1].content[0].annotations[0].type, 'url_citation');
+    assert.equal(response.usage.output_tokens, 8);
+    assert.deepEqual(response.tools, [{ type: 'web_search' }]);
+    assert.equal(response.tandem.tier, 'cloud');
+    assert.equal(response.tandem.models.cloud.upstream, 'native');
+  });
+
+  test('stream: the upstream\'s events, numbered in order, ending with the decision', async () => {
+    const stream = await client().responses.create({ ...webSearch, stream: true });
+    const types = [];
+    const ids = new Set();
+    let text = '';
+    let sequence = -1;
+    let last;
+    for await (const event of stream) {
+      types.push(event.type);
+      assert.equal(event.sequence_number, sequence + 1, 'sequence numbers count up by one');
+      sequence = event.sequence_number;
+      if (event.response) ids.add(event.response.id);
+      if (event.type === 'response.output_text.delta') text += event.delta;
+      last = event;
+    }
+    assert.deepEqual(types.slice(0, 2), ['response.created', 'response.in_progress']);
+    assert.ok(types.includes('response.web_search_call.searching'), types.join(', '));
+    assert.equal(last.type, 'response.completed');
+    assert.equal(ids.size, 1, 'one response id throughout');
+    assert.equal(text, FAULT_TEXT);
+    assert.equal(last.response.output_text ?? last.response.output[1].content[0].text, FAULT_TEXT);
+    assert.equal(last.response.tandem.tier, 'cloud');
+  });
+
+  test('responses.stream helper: finalResponse() has the streamed text', async () => {
+    const stream = client().responses.stream(webSearch);
+    let deltas = '';
+    stream.on('response.output_text.delta', (event) => { deltas += event.delta; });
+    const response = await stream.finalResponse();
+    assert.equal(response.output_text, deltas);
+    assert.equal(response.output[0].type, 'web_search_call');
+  });
+
+  test('previous_response_id continues through Tandem\'s store; retrieve returns the items', async () => {
+    const first = await client().responses.create(webSearch);
+    const second = await client().responses.create({
+      ...webSearch, input: 'And then?', previous_response_id: first.id,
+    });
+    assert.equal(second.previous_response_id, first.id);
+    // The whole conversation went up again: the first turn's words count as input too.
+    assert.ok(second.usage.input_tokens > first.usage.input_tokens,
+              `${second.usage.input_tokens} > ${first.usage.input_tokens}`);
+    const fetched = await client().responses.retrieve(first.id);
+    assert.deepEqual(fetched.output.map((item) => item.type), ['web_search_call', 'message']);
+  });
+
+  test('web_search on the routed model is still a 400 naming the tool', async () => {
+    await assert.rejects(
+      client().responses.create({ ...webSearch, model: 'tandem' }),
+      (err) => err.status === 400 && err.param === 'tools[0].type');
   });
 });

@@ -6,6 +6,7 @@
 #   TANDEM_BINARY  the gateway            (default: <repo>/build/tandem)
 #   LLAMA_SERVER   llama.cpp's server     (default: scripts/build-llama.sh's prefix + /bin/llama-server)
 #   TANDEM_MODEL   the GGUF both tiers use (default: <repo>/models/stories260K.gguf)
+#   FAULT_UPSTREAM the mock upstream      (default: <repo>/build/tests/support/fault_upstream)
 #
 # Extra arguments go to `node --test` (e.g. --test-name-pattern=cloud).
 set -euo pipefail
@@ -29,6 +30,7 @@ fi
 
 export TANDEM_BINARY="${TANDEM_BINARY:-$repo_root/build/tandem}"
 export TANDEM_MODEL="${TANDEM_MODEL:-$repo_root/models/stories260K.gguf}"
+export FAULT_UPSTREAM="${FAULT_UPSTREAM:-$repo_root/build/tests/support/fault_upstream}"
 if [[ -z "${LLAMA_SERVER:-}" ]]; then
   # Builds llama.cpp on a cold cache (minutes); prints the cached prefix at once otherwise.
   llama_prefix=$("$repo_root/scripts/build-llama.sh" | tail -n1)

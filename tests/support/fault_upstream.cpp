@@ -46,6 +46,8 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 
+#include "fault_responses.h"
+
 namespace {
 
 namespace asio = boost::asio;
@@ -195,6 +197,8 @@ enum class Fault {
   kMalformedUsage,
   kNoChoices,
   kMalformedChoices,
+  kFailed,      // Responses: a failed response; chat and completions answer normally
+  kUnfinished,  // Responses: a stream without response.completed; the others answer normally
 };
 
 struct Behaviour {
@@ -232,7 +236,7 @@ std::optional<Behaviour> parse_model_name(std::string_view model) {
     std::string_view name;
     Fault fault;
   };
-  constexpr std::array<FixedName, 15> kFixedNames = {{
+  constexpr std::array<FixedName, 17> kFixedNames = {{
       {"fault-ok", Fault::kOk},
       {"fault-429", Fault::kRateLimit},
       {"fault-500", Fault::kServerError},
@@ -248,6 +252,8 @@ std::optional<Behaviour> parse_model_name(std::string_view model) {
       {"fault-malformed-usage", Fault::kMalformedUsage},
       {"fault-no-choices", Fault::kNoChoices},
       {"fault-malformed-choices", Fault::kMalformedChoices},
+      {"fault-failed", Fault::kFailed},
+      {"fault-no-completed", Fault::kUnfinished},
   }};
   for (const auto& fixed : kFixedNames) {
     if (model == fixed.name) {
@@ -885,6 +891,30 @@ Json tool_call_message(bool malformed) {
           {"tool_calls", std::move(calls)}};
 }
 
+// How a model name's fault shapes a Responses answer; the transport's faults are not here.
+fault_responses::Shape responses_shape(Fault fault) {
+  using Shape = fault_responses::Shape;
+  switch (fault) {
+    case Fault::kToolCalls:
+    case Fault::kMalformedToolCalls:
+      return Shape::kToolCall;
+    case Fault::kMalformedUsage:
+      return Shape::kMalformedUsage;
+    case Fault::kNoChoices:
+      return Shape::kNoOutput;
+    case Fault::kMalformedChoices:
+      return Shape::kMalformedOutput;
+    case Fault::kFailed:
+      return Shape::kFailed;
+    case Fault::kUnfinished:
+      return Shape::kUnfinished;
+    case Fault::kMalformedSse:
+      return Shape::kMalformedEvent;
+    default:
+      return Shape::kNormal;
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Connections.
 
@@ -986,6 +1016,10 @@ class Session {
       state_.record_body(path, request.body());
       co_return co_await handle_embeddings(request.body());
     }
+    if (path == "/v1/responses" && method == http::verb::post) {
+      state_.record_body(path, request.body());
+      co_return co_await handle_responses(request.body());
+    }
     if (path == "/v1/models" && method == http::verb::get) {
       const Json models = {
           {"object", "list"},
@@ -1007,9 +1041,9 @@ class Session {
       co_return co_await send_json(http::status::ok, Json::object());
     }
     const bool known_path = path == "/v1/chat/completions" || path == "/v1/completions" ||
-                            path == "/v1/embeddings" || path == "/v1/models" || path == "/health" ||
-                            path == "/control/stats" || path == "/control/bodies" ||
-                            path == "/control/reset";
+                            path == "/v1/embeddings" || path == "/v1/responses" ||
+                            path == "/v1/models" || path == "/health" || path == "/control/stats" ||
+                            path == "/control/bodies" || path == "/control/reset";
     if (known_path) {
       co_return co_await send_json(
           http::status::method_not_allowed,
@@ -1134,6 +1168,89 @@ class Session {
     co_return co_await send(json_head, std::move(answer));
   }
 
+  // POST /v1/responses: OpenAI's Response objects and event streams (fault_responses.h),
+  // misbehaving as the model says.
+  awaitable<Outcome> handle_responses(const std::string& body) {
+    state_.count_completion_endpoint_hit();
+    const Json parsed = Json::parse(body, nullptr, /*allow_exceptions=*/false);
+    const Json* model_field =
+        parsed.is_object() ? find_field(parsed, "model") : static_cast<const Json*>(nullptr);
+    if (model_field == nullptr || !model_field->is_string()) {
+      co_return co_await send_json(
+          http::status::bad_request,
+          error_body("you must provide a model parameter", "invalid_request_error", "model"));
+    }
+    const std::string& model = model_field->get_ref<const std::string&>();
+    const std::uint64_t sequence = state_.count_request(model);
+    std::optional<Behaviour> behaviour = parse_model_name(model);
+    if (!behaviour) {
+      co_return co_await send_json(
+          http::status::not_found,
+          error_body("The model `" + model + "` does not exist or you do not have access to it.",
+                     "invalid_request_error", nullptr, "model_not_found"));
+    }
+    if (behaviour->failing_requests && sequence > *behaviour->failing_requests) {
+      behaviour = Behaviour{};
+    }
+    fault_responses::Request request;
+    request.model = model;
+    if (const auto bad = fault_responses::parse_request(parsed, request)) {
+      co_return co_await send_json(http::status::bad_request,
+                                   error_body(bad->message, "invalid_request_error", bad->param));
+    }
+    const Fault fault = behaviour->fault;
+    if (fault == Fault::kRateLimit || fault == Fault::kServerError ||
+        fault == Fault::kUnavailable || fault == Fault::kHang || fault == Fault::kReset ||
+        fault == Fault::kWrongContentType) {
+      // The transport's misbehaviours are the same whatever the endpoint.
+      CompletionRequest as_completion;
+      as_completion.model = model;
+      co_return co_await misbehave(as_completion, *behaviour);
+    }
+    // One await per statement: GCC 12 mishandles co_await inside &&.
+    if (fault == Fault::kDelay) {
+      const bool stayed = co_await wait_while_peer_stays(behaviour->wait);
+      if (!stayed) {
+        co_return Outcome::kClose;
+      }
+    }
+    const std::string id = "fault" + std::to_string(state_.next_response_number());
+    const fault_responses::Shape shape = responses_shape(fault);
+    if (!request.stream) {
+      std::string answer = fault_responses::whole(request, id, shape);
+      if (fault == Fault::kResetMidStream) {
+        const ResponseHead promised = ResponseHead::of_length(answer.size());
+        co_await write_head(promised);
+        const std::string_view half = std::string_view(answer).substr(0, answer.size() / 2);
+        co_await write_all(half);
+        co_await reset_after_delivery();
+        co_return Outcome::kAlreadyClosed;
+      }
+      const ResponseHead json_head;
+      co_return co_await send(json_head, std::move(answer));
+    }
+    const std::vector<std::string> events = fault_responses::stream(request, id, shape);
+    ScopedGauge streaming(state_.active_streams);
+    co_await write_head(ResponseHead::of_type("text/event-stream"));
+    for (size_t i = 0; i < events.size(); ++i) {
+      if (fault == Fault::kSlow) {
+        const bool stayed = co_await wait_while_peer_stays(behaviour->wait);
+        if (!stayed) {
+          co_return Outcome::kClose;
+        }
+      }
+      co_await write_stream_data(events[i]);
+      if (fault == Fault::kResetMidStream && i == 3) {  // past the first output event
+        streaming.lower();
+        co_await reset_after_delivery();
+        co_return Outcome::kAlreadyClosed;
+      }
+    }
+    streaming.lower();
+    co_await finish_stream_body();
+    co_return after_response();
+  }
+
   awaitable<Outcome> misbehave(const CompletionRequest& request, const Behaviour& behaviour) {
     switch (behaviour.fault) {
       case Fault::kOk:
@@ -1184,6 +1301,9 @@ class Session {
         co_return co_await respond(request, Pacing::distorted(Distortion::kNoChoices));
       case Fault::kMalformedChoices:
         co_return co_await respond(request, Pacing::distorted(Distortion::kMalformedChoices));
+      case Fault::kFailed:
+      case Fault::kUnfinished:
+        co_return co_await respond(request, Pacing{});  // only the Responses API's answers break
       case Fault::kToolCalls:
       case Fault::kMalformedToolCalls:
         if (request.endpoint != Endpoint::kChat) {
