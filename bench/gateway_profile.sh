@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Where a cloud-path request's instructions go: `tandem serve` (edge disabled, the bench's
+# configuration) under callgrind, relaying non-streaming chat requests to the fast mock upstream.
+#   bench/gateway_profile.sh [BINARY]      # default build/tandem; ~2 minutes
+# Unlike requests/s on a shared machine, instruction counts do not move with the load: the same
+# binary gives the same figures, so two builds compare exactly. Counting starts after a warm-up
+# (connections pooled, statements prepared) and covers SECONDS of wrk -t1 -c2; everything is
+# divided by the requests wrk completed. Prints instructions per request, in total and for the
+# gateway's own functions (inclusive), and leaves the profile in build/bench/profile/ for
+# callgrind_annotate or kcachegrind.
+# Knobs: SECONDS_MEASURED=20 WARMUP_SECONDS=5 TANDEM_YAML (appended to the configuration).
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+binary=${1:-$root/build/tandem}
+upstream_bin=$root/build/tests/support/fault_upstream
+out=$root/build/bench/profile
+measured=${SECONDS_MEASURED:-20}
+warmup=${WARMUP_SECONDS:-5}
+for tool in valgrind callgrind_control callgrind_annotate wrk curl; do
+  command -v "$tool" >/dev/null || {
+    echo "gateway_profile: needs $tool" >&2
+    exit 1
+  }
+done
+[[ -x "$binary" && -x "$upstream_bin" ]] || {
+  echo "gateway_profile: build first (scripts/build.sh): $binary, $upstream_bin" >&2
+  exit 1
+}
+
+rm -rf "$out" && mkdir -p "$out"
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+}
+trap cleanup EXIT
+
+"$upstream_bin" --port 0 --port-file "$out/upstream.port" --threads 1 >"$out/upstream.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 50); do [[ -s "$out/upstream.port" ]] && break; sleep 0.1; done
+upstream_port=$(tr -d '[:space:]' <"$out/upstream.port")
+tandem_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+cat >"$out/tandem.yaml" <<EOF
+server: {threads: 2}
+edge: {enabled: false}
+cloud:
+  upstreams:
+    - name: mock
+      base_url: http://127.0.0.1:$upstream_port/v1
+      models: {fault-ok: fault-ok}
+      retry: {max_retries: 0}
+      health: {interval_ms: 0}
+${TANDEM_YAML:-}
+EOF
+valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$out/callgrind.out" \
+  "$binary" serve --config "$out/tandem.yaml" --port "$tandem_port" >"$out/tandem.log" 2>&1 &
+valgrind_pid=$!
+pids+=("$valgrind_pid")
+url=http://127.0.0.1:$tandem_port/v1/chat/completions
+for _ in $(seq 600); do
+  curl -fsS -o /dev/null --max-time 2 "http://127.0.0.1:$tandem_port/health" 2>/dev/null && break
+  sleep 0.1
+done
+wrk_requests() {
+  GATEWAY_MODEL=fault-ok wrk -t1 -c2 -d"$1"s -s "$root/bench/gateway_wrk.lua" "$url" |
+    sed -n 's/^WRK_JSON .*"requests":\([0-9]*\).*/\1/p'
+}
+wrk_requests "$warmup" >/dev/null
+callgrind_control -i on "$valgrind_pid" >/dev/null
+requests=$(wrk_requests "$measured")
+callgrind_control -i off "$valgrind_pid" >/dev/null
+callgrind_control -d "$valgrind_pid" >/dev/null
+profile=$(ls -t "$out"/callgrind.out* | head -n 1)
+
+total=$(callgrind_annotate "$profile" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
+echo "requests measured: $requests; instructions per request: $((total / requests))"
+echo
+echo "| Tandem function (inclusive) | instructions per request |"
+echo "| --- | ---: |"
+# The gateway's own functions from src/, the outermost 40 by inclusive cost, names shortened.
+callgrind_annotate --inclusive=yes --threshold=100 "$profile" 2>/dev/null |
+  awk -v n="$requests" '/^ *[0-9,]+ .*\/src\// {
+      cost = $1; gsub(",", "", cost); name = $0; sub(/^.*\/src\//, "", name);
+      gsub(/\(anonymous namespace\)/, "{anon}", name); sub(/\(.*/, "", name);
+      sub(/ \[.*/, "", name);
+      if (name ~ /:_Z/) { sub(/:_Z.*/, ": a coroutine body", name) }  # mangled frame names
+      if (!(name in seen)) { seen[name] = 1; printf "| %s | %.1fk |\n", name, cost / n / 1000 }
+    }' | head -n 40
+echo
+echo "Profile: $profile (callgrind_annotate --inclusive=yes $profile)"
