@@ -96,7 +96,9 @@ class StreamingSink final : public ResponseSink {
  private:
   net::awaitable<bool> write_event(const std::string& payload) {
     first_ = false;
-    const bool written = co_await writer_.write(net::sse_event(payload));
+    // A named value, not a temporary in the co_await's arguments (GCC 12 miscompiles those).
+    const std::string event = net::sse_event(payload);
+    const bool written = co_await writer_.write(event);
     co_return written;
   }
 

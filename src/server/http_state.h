@@ -167,7 +167,9 @@ net::awaitable<std::optional<Response>> settle_stream(StreamSink& sink, std::exc
     ec = net::asio::error::broken_pipe;
     DecisionRecord record;
     record.request_id = request_id;
-    co_await sink.fail(request_failed(failure, request_id), record);
+    // A named value, not a temporary in the co_await's arguments (GCC 12 miscompiles those).
+    const ApiError error = request_failed(failure, request_id);
+    co_await sink.fail(error, record);
   } else if (failure) {
     res = error_response(request_failed(failure, request_id), false);
   } else if (sink.failed_before_start()) {

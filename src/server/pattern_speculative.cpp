@@ -194,7 +194,9 @@ net::awaitable<std::optional<ApiError>> run_speculative(Gateway& gateway, Gatewa
   if (!co_await emit(gateway, run, "cloud", std::move(piece))) {
     co_return client_gone();
   }
-  co_await finish(run, cloud.finish_reason, run.record.cloud_usage.value_or(TierUsage{}));
+  // A named value, not a temporary in the co_await's arguments (GCC 12 miscompiles those).
+  const TierUsage usage = run.record.cloud_usage.value_or(TierUsage{});
+  co_await finish(run, cloud.finish_reason, usage);
   co_return std::nullopt;
 }
 
