@@ -1054,6 +1054,45 @@ class Session {
                                             "invalid_request_error", nullptr, "unknown_url"));
   }
 
+  // The model a request names and how it misbehaves (counted as a request to that model), or
+  // the error the mock answers instead: no model parameter, or a name it does not know.
+  struct ModelChoice {
+    std::string model;
+    std::optional<Behaviour> behaviour;  // nullopt: answer with the refusal
+    http::status refusal_status = http::status::bad_request;
+    Json refusal;
+  };
+  ModelChoice choose_model(const Json& parsed) {
+    ModelChoice choice;
+    const Json* field = parsed.is_object() ? find_field(parsed, "model") : nullptr;
+    if (field == nullptr || !field->is_string()) {
+      choice.refusal =
+          error_body("you must provide a model parameter", "invalid_request_error", "model");
+      return choice;
+    }
+    choice.model = field->get<std::string>();
+    const std::uint64_t sequence = state_.count_request(choice.model);
+    choice.behaviour = parse_model_name(choice.model);
+    if (!choice.behaviour) {
+      choice.refusal_status = http::status::not_found;
+      choice.refusal = error_body(
+          "The model `" + choice.model + "` does not exist or you do not have access to it.",
+          "invalid_request_error", nullptr, "model_not_found");
+      return choice;
+    }
+    if (choice.behaviour->failing_requests && sequence > *choice.behaviour->failing_requests) {
+      choice.behaviour = Behaviour{};  // failed its share: behaves from now on
+    }
+    return choice;
+  }
+
+  // Faults of the connection rather than of the answer: every endpoint misbehaves alike.
+  static bool is_transport_fault(Fault fault) {
+    return fault == Fault::kRateLimit || fault == Fault::kServerError ||
+           fault == Fault::kUnavailable || fault == Fault::kHang || fault == Fault::kReset ||
+           fault == Fault::kWrongContentType;
+  }
+
   awaitable<Outcome> handle_completion(const std::string& body, Endpoint endpoint) {
     state_.count_completion_endpoint_hit();
     const Json parsed = Json::parse(body, nullptr, /*allow_exceptions=*/false);
@@ -1064,25 +1103,12 @@ class Session {
                      "means you aren't using your HTTP library correctly.)",
                      "invalid_request_error"));
     }
-    const Json* model_field = find_field(parsed, "model");
-    if (model_field == nullptr || !model_field->is_string()) {
-      co_return co_await send_json(
-          http::status::bad_request,
-          error_body("you must provide a model parameter", "invalid_request_error", "model"));
+    ModelChoice choice = choose_model(parsed);
+    if (!choice.behaviour) {
+      co_return co_await send_json(choice.refusal_status, choice.refusal);
     }
-    const std::string& model = model_field->get_ref<const std::string&>();
-    const std::uint64_t sequence = state_.count_request(model);
-
-    std::optional<Behaviour> behaviour = parse_model_name(model);
-    if (!behaviour) {
-      co_return co_await send_json(
-          http::status::not_found,
-          error_body("The model `" + model + "` does not exist or you do not have access to it.",
-                     "invalid_request_error", nullptr, "model_not_found"));
-    }
-    if (behaviour->failing_requests && sequence > *behaviour->failing_requests) {
-      behaviour = Behaviour{};
-    }
+    const std::string& model = choice.model;
+    std::optional<Behaviour>& behaviour = choice.behaviour;
 
     std::optional<CompletionRequest> request;
     std::optional<BadRequest> bad_request;
@@ -1103,25 +1129,12 @@ class Session {
   awaitable<Outcome> handle_embeddings(const std::string& body) {
     state_.count_completion_endpoint_hit();
     const Json parsed = Json::parse(body, nullptr, /*allow_exceptions=*/false);
-    const Json* model_field =
-        parsed.is_object() ? find_field(parsed, "model") : static_cast<const Json*>(nullptr);
-    if (model_field == nullptr || !model_field->is_string()) {
-      co_return co_await send_json(
-          http::status::bad_request,
-          error_body("you must provide a model parameter", "invalid_request_error", "model"));
+    ModelChoice choice = choose_model(parsed);
+    if (!choice.behaviour) {
+      co_return co_await send_json(choice.refusal_status, choice.refusal);
     }
-    const std::string& model = model_field->get_ref<const std::string&>();
-    const std::uint64_t sequence = state_.count_request(model);
-    std::optional<Behaviour> behaviour = parse_model_name(model);
-    if (!behaviour) {
-      co_return co_await send_json(
-          http::status::not_found,
-          error_body("The model `" + model + "` does not exist or you do not have access to it.",
-                     "invalid_request_error", nullptr, "model_not_found"));
-    }
-    if (behaviour->failing_requests && sequence > *behaviour->failing_requests) {
-      behaviour = Behaviour{};
-    }
+    const std::string& model = choice.model;
+    std::optional<Behaviour>& behaviour = choice.behaviour;
     std::optional<EmbeddingsRequest> request;
     std::optional<BadRequest> bad_request;
     try {
@@ -1135,9 +1148,7 @@ class Session {
                                    error_body(bad_request->what(), "invalid_request_error", param));
     }
     const Fault fault = behaviour->fault;
-    if (fault == Fault::kRateLimit || fault == Fault::kServerError ||
-        fault == Fault::kUnavailable || fault == Fault::kHang || fault == Fault::kReset ||
-        fault == Fault::kWrongContentType) {
+    if (is_transport_fault(fault)) {
       // The transport's misbehaviours are the same whatever the endpoint.
       CompletionRequest as_completion;
       as_completion.model = model;
@@ -1173,25 +1184,12 @@ class Session {
   awaitable<Outcome> handle_responses(const std::string& body) {
     state_.count_completion_endpoint_hit();
     const Json parsed = Json::parse(body, nullptr, /*allow_exceptions=*/false);
-    const Json* model_field =
-        parsed.is_object() ? find_field(parsed, "model") : static_cast<const Json*>(nullptr);
-    if (model_field == nullptr || !model_field->is_string()) {
-      co_return co_await send_json(
-          http::status::bad_request,
-          error_body("you must provide a model parameter", "invalid_request_error", "model"));
+    ModelChoice choice = choose_model(parsed);
+    if (!choice.behaviour) {
+      co_return co_await send_json(choice.refusal_status, choice.refusal);
     }
-    const std::string& model = model_field->get_ref<const std::string&>();
-    const std::uint64_t sequence = state_.count_request(model);
-    std::optional<Behaviour> behaviour = parse_model_name(model);
-    if (!behaviour) {
-      co_return co_await send_json(
-          http::status::not_found,
-          error_body("The model `" + model + "` does not exist or you do not have access to it.",
-                     "invalid_request_error", nullptr, "model_not_found"));
-    }
-    if (behaviour->failing_requests && sequence > *behaviour->failing_requests) {
-      behaviour = Behaviour{};
-    }
+    const std::string& model = choice.model;
+    std::optional<Behaviour>& behaviour = choice.behaviour;
     fault_responses::Request request;
     request.model = model;
     if (const auto bad = fault_responses::parse_request(parsed, request)) {
@@ -1199,9 +1197,7 @@ class Session {
                                    error_body(bad->message, "invalid_request_error", bad->param));
     }
     const Fault fault = behaviour->fault;
-    if (fault == Fault::kRateLimit || fault == Fault::kServerError ||
-        fault == Fault::kUnavailable || fault == Fault::kHang || fault == Fault::kReset ||
-        fault == Fault::kWrongContentType) {
+    if (is_transport_fault(fault)) {
       // The transport's misbehaviours are the same whatever the endpoint.
       CompletionRequest as_completion;
       as_completion.model = model;
