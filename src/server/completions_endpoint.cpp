@@ -33,7 +33,7 @@ class StreamingSink final : public ResponseSink {
   }
 
   net::awaitable<bool> piece(const Piece& piece) override {
-    const std::string payload = dump(content_chunk(kind_, ids_, piece, first_));
+    const std::string payload = content_chunk_text(kind_, ids_, piece, first_);
     const bool written = co_await write_event(payload);
     co_return written;
   }
@@ -41,10 +41,8 @@ class StreamingSink final : public ResponseSink {
   // A named SSE event that OpenAI clients still parse as a chunk (no choices, so nothing is
   // appended), carrying the revision for clients that watch for it.
   net::awaitable<bool> revise(const Revision& revision) override {
-    json chunk = usage_chunk(kind_, ids_, TierUsage{});
-    chunk.erase("usage");
-    chunk["tandem"] = {{"revision", revision.to_json()}};
-    const std::string payload = "event: tandem.revision\n" + net::sse_event(dump(chunk));
+    const std::string payload =
+        "event: tandem.revision\n" + net::sse_event(revision_chunk_text(kind_, ids_, revision));
     first_ = false;
     const bool written = co_await writer_.write(payload);
     co_return written;
@@ -55,17 +53,19 @@ class StreamingSink final : public ResponseSink {
       co_return;
     }
     ended_ = true;
-    json last = finish_chunk(kind_, ids_, outcome.finish_reason);
+    // The last chunk carries the decision record: the usage chunk when the client asked for
+    // usage, else the one with finish_reason.
+    std::string last;
     if (include_usage_) {
-      const std::string finish = dump(last);
+      const std::string finish = finish_chunk_text(kind_, ids_, outcome.finish_reason);
       if (!co_await write_event(finish)) {
         co_return;
       }
-      last = usage_chunk(kind_, ids_, outcome.usage);
+      last = usage_chunk_text(kind_, ids_, outcome.usage, &record);
+    } else {
+      last = finish_chunk_text(kind_, ids_, outcome.finish_reason, &record);
     }
-    last["tandem"] = record.to_json();
-    const std::string payload = dump(last);
-    if (co_await write_event(payload)) {
+    if (co_await write_event(last)) {
       co_await writer_.end(/*done_marker=*/true);
     }
   }

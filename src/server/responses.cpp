@@ -25,47 +25,11 @@ std::string random_suffix() {
   return out;
 }
 
-json usage_json(const TierUsage& usage) {
-  return {{"prompt_tokens", usage.prompt_tokens},
-          {"completion_tokens", usage.completion_tokens},
-          {"total_tokens", int64_t{usage.prompt_tokens} + usage.completion_tokens},
-          {"prompt_tokens_details", {{"cached_tokens", usage.cached_prompt_tokens}}}};
-}
-
-json chunk_base(ApiKind kind, const ResponseIds& ids) {
-  return {{"id", ids.id},
-          {"object", kind == ApiKind::kChat ? "chat.completion.chunk" : "text_completion"},
-          {"created", ids.created},
-          {"model", ids.model}};
-}
-
 json logprobs_field(ApiKind kind, const json& logprobs) {
   if (logprobs.is_null()) {
     return nullptr;
   }
   return kind == ApiKind::kChat ? json{{"content", logprobs}} : logprobs;
-}
-
-// A chunk's delta.tool_calls: what each delta has, as OpenAI streams a call (its id, type and
-// name on its first delta, then pieces of its arguments).
-json tool_calls_delta(const std::vector<ToolCallDelta>& deltas) {
-  json out = json::array();
-  for (const auto& delta : deltas) {
-    json item = {{"index", delta.index}};
-    json function = {{"arguments", delta.arguments}};
-    if (!delta.id.empty()) {
-      item["id"] = delta.id;
-    }
-    if (!delta.id.empty() || !delta.name.empty()) {
-      item["type"] = "function";
-    }
-    if (!delta.name.empty()) {
-      function["name"] = delta.name;
-    }
-    item["function"] = std::move(function);
-    out.push_back(std::move(item));
-  }
-  return out;
 }
 
 }  // namespace
@@ -189,49 +153,157 @@ std::string completion_response_text(ApiKind kind, const ResponseIds& ids,
   return text;
 }
 
-json content_chunk(ApiKind kind, const ResponseIds& ids, const Piece& piece, bool first) {
-  json chunk = chunk_base(kind, ids);
-  json choice = {
-      {"index", 0}, {"logprobs", logprobs_field(kind, piece.logprobs)}, {"finish_reason", nullptr}};
-  if (kind == ApiKind::kChat) {
-    json delta = json::object();
-    if (!piece.text.empty() || (piece.reasoning.empty() && piece.tool_calls.empty())) {
-      delta["content"] = piece.text;
-    }
-    if (!piece.reasoning.empty()) {
-      delta["reasoning_content"] = piece.reasoning;
-    }
-    if (!piece.tool_calls.empty()) {
-      delta["tool_calls"] = tool_calls_delta(piece.tool_calls);
-    }
-    if (first) {
-      delta["role"] = "assistant";
-    }
-    choice["delta"] = std::move(delta);
+namespace {
+
+// The members every chunk starts with after `choices`, in name order.
+void write_chunk_ids(JsonWriter& out, ApiKind kind, const ResponseIds& ids) {
+  out.member("created", ids.created)
+      .member("id", ids.id)
+      .member("model", ids.model)
+      .member("object", kind == ApiKind::kChat ? "chat.completion.chunk" : "text_completion");
+}
+
+void write_logprobs(JsonWriter& out, ApiKind kind, const json& logprobs) {
+  const json field = logprobs_field(kind, logprobs);
+  if (field.is_null()) {
+    out.null();
   } else {
-    choice["text"] = piece.text;
+    out.raw(dump(field));
   }
-  chunk["choices"] = json::array({std::move(choice)});
-  return chunk;
+}
+
+// A chunk's delta.tool_calls: what each delta has, as OpenAI streams a call (its id, type and
+// name on its first delta, then pieces of its arguments).
+void write_tool_call_deltas(JsonWriter& out, const std::vector<ToolCallDelta>& deltas) {
+  out.begin_array();
+  for (const auto& delta : deltas) {
+    out.begin_object().key("function").begin_object().member("arguments", delta.arguments);
+    if (!delta.name.empty()) {
+      out.member("name", delta.name);
+    }
+    out.end_object();
+    if (!delta.id.empty()) {
+      out.member("id", delta.id);
+    }
+    out.member("index", static_cast<int64_t>(delta.index));
+    if (!delta.id.empty() || !delta.name.empty()) {
+      out.member("type", "function");
+    }
+    out.end_object();
+  }
+  out.end_array();
+}
+
+void write_delta(JsonWriter& out, const Piece& piece, bool first) {
+  out.begin_object();
+  if (!piece.text.empty() || (piece.reasoning.empty() && piece.tool_calls.empty())) {
+    out.member("content", piece.text);
+  }
+  if (!piece.reasoning.empty()) {
+    out.member("reasoning_content", piece.reasoning);
+  }
+  if (first) {
+    out.member("role", "assistant");
+  }
+  if (!piece.tool_calls.empty()) {
+    out.key("tool_calls");
+    write_tool_call_deltas(out, piece.tool_calls);
+  }
+  out.end_object();
+}
+
+void write_record(JsonWriter& out, const DecisionRecord* record) {
+  if (record != nullptr) {
+    out.key("tandem");
+    record->write_json(out);
+  }
+}
+
+}  // namespace
+
+// Members in name order at every level, as nlohmann::json wrote these chunks: the same bytes.
+std::string content_chunk_text(ApiKind kind, const ResponseIds& ids, const Piece& piece,
+                               bool first) {
+  std::string text;
+  text.reserve(256 + piece.text.size() + piece.reasoning.size());
+  JsonWriter out(text);
+  out.begin_object().key("choices").begin_array().begin_object();
+  if (kind == ApiKind::kChat) {
+    out.key("delta");
+    write_delta(out, piece, first);
+  }
+  out.key("finish_reason").null().member("index", 0).key("logprobs");
+  write_logprobs(out, kind, piece.logprobs);
+  if (kind != ApiKind::kChat) {
+    out.member("text", piece.text);
+  }
+  out.end_object().end_array();
+  write_chunk_ids(out, kind, ids);
+  out.end_object();
+  return text;
+}
+
+std::string finish_chunk_text(ApiKind kind, const ResponseIds& ids,
+                              const std::string& finish_reason, const DecisionRecord* record) {
+  std::string text;
+  JsonWriter out(text);
+  out.begin_object().key("choices").begin_array().begin_object();
+  if (kind == ApiKind::kChat) {
+    out.key("delta").begin_object().end_object();
+  }
+  out.member("finish_reason", finish_reason).member("index", 0).key("logprobs").null();
+  if (kind != ApiKind::kChat) {
+    out.member("text", "");
+  }
+  out.end_object().end_array();
+  write_chunk_ids(out, kind, ids);
+  write_record(out, record);
+  out.end_object();
+  return text;
+}
+
+std::string usage_chunk_text(ApiKind kind, const ResponseIds& ids, const TierUsage& usage,
+                             const DecisionRecord* record) {
+  std::string text;
+  JsonWriter out(text);
+  out.begin_object().key("choices").begin_array().end_array();
+  write_chunk_ids(out, kind, ids);
+  write_record(out, record);
+  out.key("usage");
+  write_usage(out, usage);
+  out.end_object();
+  return text;
+}
+
+std::string revision_chunk_text(ApiKind kind, const ResponseIds& ids, const Revision& revision) {
+  std::string text;
+  JsonWriter out(text);
+  out.begin_object().key("choices").begin_array().end_array();
+  write_chunk_ids(out, kind, ids);
+  out.key("tandem")
+      .begin_object()
+      .key("revision")
+      .begin_object()
+      .member("from_tier", revision.from_tier)
+      .member("id", revision.id)
+      .member("reason", revision.reason)
+      .member("to_tier", revision.to_tier)
+      .end_object()
+      .end_object()
+      .end_object();
+  return text;
+}
+
+json content_chunk(ApiKind kind, const ResponseIds& ids, const Piece& piece, bool first) {
+  return json::parse(content_chunk_text(kind, ids, piece, first));
 }
 
 json finish_chunk(ApiKind kind, const ResponseIds& ids, const std::string& finish_reason) {
-  json chunk = chunk_base(kind, ids);
-  json choice = {{"index", 0}, {"logprobs", nullptr}, {"finish_reason", finish_reason}};
-  if (kind == ApiKind::kChat) {
-    choice["delta"] = json::object();
-  } else {
-    choice["text"] = "";
-  }
-  chunk["choices"] = json::array({std::move(choice)});
-  return chunk;
+  return json::parse(finish_chunk_text(kind, ids, finish_reason, nullptr));
 }
 
 json usage_chunk(ApiKind kind, const ResponseIds& ids, const TierUsage& usage) {
-  json chunk = chunk_base(kind, ids);
-  chunk["choices"] = json::array();
-  chunk["usage"] = usage_json(usage);
-  return chunk;
+  return json::parse(usage_chunk_text(kind, ids, usage, nullptr));
 }
 
 json models_response(const std::vector<ModelInfo>& models) {

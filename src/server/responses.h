@@ -58,6 +58,20 @@ nlohmann::json finish_chunk(upstream::ApiKind kind, const ResponseIds& ids,
 // The usage chunk (stream_options.include_usage): no choices.
 nlohmann::json usage_chunk(upstream::ApiKind kind, const ResponseIds& ids, const TierUsage& usage);
 
+// The same chunks as JSON text, written without building a tree (a stream writes one per
+// token). `record`, when given, adds the decision record as `tandem` (the stream's last chunk).
+std::string content_chunk_text(upstream::ApiKind kind, const ResponseIds& ids, const Piece& piece,
+                               bool first);
+std::string finish_chunk_text(upstream::ApiKind kind, const ResponseIds& ids,
+                              const std::string& finish_reason,
+                              const DecisionRecord* record = nullptr);
+std::string usage_chunk_text(upstream::ApiKind kind, const ResponseIds& ids, const TierUsage& usage,
+                             const DecisionRecord* record = nullptr);
+// A chunk without choices (OpenAI clients append nothing) whose `tandem.revision` announces a
+// revision: the text sent so far is withdrawn.
+std::string revision_chunk_text(upstream::ApiKind kind, const ResponseIds& ids,
+                                const Revision& revision);
+
 nlohmann::json models_response(const std::vector<ModelInfo>& models);
 
 // Appends piece logprobs to an accumulated value in the API's shape.
