@@ -8,7 +8,8 @@
 # divided by the requests wrk completed. Prints instructions per request, in total and for the
 # gateway's own functions (inclusive), and leaves the profile in build/bench/profile/ for
 # callgrind_annotate or kcachegrind.
-# Knobs: SECONDS_MEASURED=20 WARMUP_SECONDS=5 TANDEM_YAML (appended to the configuration).
+# Knobs: SECONDS_MEASURED=20 WARMUP_SECONDS=5 TANDEM_YAML (appended to the configuration),
+# GATEWAY_STREAM=1 (streamed requests: four SSE chunks each).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 binary=${1:-$root/build/tandem}

@@ -3,8 +3,10 @@
 -- with the counts at the end (wrk's own "Non-2xx" and "Socket errors" lines, machine-readable).
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
+-- GATEWAY_STREAM=1: the same request streamed (one SSE chunk per token).
 wrk.body = '{"model":"' .. (os.getenv("GATEWAY_MODEL") or "fault-ok") ..
-  '","messages":[{"role":"user","content":"hi"}],"max_tokens":4}'
+  '","messages":[{"role":"user","content":"hi"}],"max_tokens":4' ..
+  (os.getenv("GATEWAY_STREAM") == "1" and ',"stream":true' or '') .. '}'
 
 done = function(summary, latency, requests)
   local e = summary.errors
