@@ -4,8 +4,6 @@
 #include <ctime>
 #include <limits>
 
-#include <unistd.h>
-
 namespace tandem::upstream {
 namespace {
 
@@ -41,9 +39,13 @@ auto& lowest(Stream& stream) {
 template <typename Stream>
 class Exchange final : public HttpExchange {
  public:
+  // `executor` is the calling coroutine's: cancel() closes the socket there. A pooled socket
+  // keeps the executor of the request that opened it, so the stream's own may be another's.
   template <typename... Args>
-  explicit Exchange(const config::Timeouts& timeouts, size_t max_bytes, Args&&... args)
+  Exchange(net::asio::any_io_executor executor, const config::Timeouts& timeouts, size_t max_bytes,
+           Args&&... args)
       : stream_(std::forward<Args>(args)...),
+        executor_(std::move(executor)),
         timeouts_(timeouts),
         max_bytes_(max_bytes),
         deadline_(Clock::now() + milliseconds(timeouts.total_ms)) {
@@ -57,13 +59,7 @@ class Exchange final : public HttpExchange {
       // read, the upstream willing to keep it, nothing cancelled or failed.
       if (pool_ != nullptr && parser_.is_done() && parser_.get().keep_alive() && !cancelled_ &&
           !failed_ && lowest(stream_).socket().is_open()) {
-        const bool v6 = lowest(stream_).socket().local_endpoint().address().is_v6();
-        boost::system::error_code ec;
-        auto socket = lowest(stream_).release_socket();
-        const int fd = socket.release(ec);
-        if (!ec) {
-          pool_->give({fd, v6});
-        }
+        pool_->give(lowest(stream_).release_socket());
       }
     }
   }
@@ -133,7 +129,7 @@ class Exchange final : public HttpExchange {
     // The close runs later on the exchange's executor, and the caller may destroy the exchange
     // first (it cancelled and returned at once, or the read it was waiting for completed just
     // before the close was posted): the close then finds `alive_` gone and does nothing.
-    net::asio::post(lowest(stream_).get_executor(), [this, alive = std::weak_ptr<bool>(alive_)] {
+    net::asio::post(executor_, [this, alive = std::weak_ptr<bool>(alive_)] {
       if (alive.expired()) {
         return;
       }
@@ -145,6 +141,7 @@ class Exchange final : public HttpExchange {
 
  private:
   Stream stream_;
+  net::asio::any_io_executor executor_;
   config::Timeouts timeouts_;
   size_t max_bytes_;
   Clock::time_point deadline_;
@@ -340,33 +337,6 @@ std::unique_ptr<net::ssl::context> make_tls_context(bool verify, const std::stri
   return tls;
 }
 
-ConnectionPool::~ConnectionPool() {
-  for (const Idle& idle : idle_) {
-    ::close(idle.fd);
-  }
-}
-
-std::optional<ConnectionPool::Idle> ConnectionPool::take() {
-  std::lock_guard lock(mutex_);
-  if (idle_.empty()) {
-    return std::nullopt;
-  }
-  Idle idle = idle_.back();  // the most recently used: the least likely to have timed out
-  idle_.pop_back();
-  return idle;
-}
-
-void ConnectionPool::give(Idle idle) {
-  {
-    std::lock_guard lock(mutex_);
-    if (idle_.size() < max_idle_) {
-      idle_.push_back(idle);
-      return;
-    }
-  }
-  ::close(idle.fd);
-}
-
 net::awaitable<std::variant<std::unique_ptr<HttpExchange>, HttpFailure>> open_exchange(
     net::ssl::context& tls, const Endpoint& endpoint, const HttpRequest& request,
     const config::Timeouts& timeouts, size_t max_response_bytes, ConnectionPool* pool,
@@ -380,20 +350,12 @@ net::awaitable<std::variant<std::unique_ptr<HttpExchange>, HttpFailure>> open_ex
     // An idle pooled connection first; the upstream may have closed it meanwhile, which shows
     // as a failure before any response byte: then once more on a new connection.
     while (pool != nullptr) {
-      const auto idle = pool->take();
+      auto idle = pool->take(net::asio::query(executor, net::asio::execution::context));
       if (!idle) {
         break;
       }
       auto exchange = std::make_unique<Exchange<net::beast::tcp_stream>>(
-          timeouts, max_response_bytes, executor);
-      boost::system::error_code ec;
-      lowest(exchange->stream())
-          .socket()
-          .assign(idle->v6 ? net::tcp::v6() : net::tcp::v4(), idle->fd, ec);
-      if (ec) {
-        ::close(idle->fd);
-        continue;
-      }
+          executor, timeouts, max_response_bytes, std::move(*idle));
       exchange->set_pool(pool);
       OpenGuard guard(cancel, *exchange);
       auto failed = co_await exchange->send(req);
@@ -405,8 +367,8 @@ net::awaitable<std::variant<std::unique_ptr<HttpExchange>, HttpFailure>> open_ex
         co_return f;  // a timeout or a cancellation is not a stale socket
       }
     }
-    auto exchange =
-        std::make_unique<Exchange<net::beast::tcp_stream>>(timeouts, max_response_bytes, executor);
+    auto exchange = std::make_unique<Exchange<net::beast::tcp_stream>>(
+        executor, timeouts, max_response_bytes, executor);
     OpenGuard guard(cancel, *exchange);
     if (auto f = co_await connect(*exchange, endpoint, timeouts.connect_ms)) {
       co_return guard.fail(std::move(*f));
@@ -423,7 +385,7 @@ net::awaitable<std::variant<std::unique_ptr<HttpExchange>, HttpFailure>> open_ex
 
   using TlsStream = net::beast::ssl_stream<net::beast::tcp_stream>;
   auto exchange =
-      std::make_unique<Exchange<TlsStream>>(timeouts, max_response_bytes, executor, tls);
+      std::make_unique<Exchange<TlsStream>>(executor, timeouts, max_response_bytes, executor, tls);
   OpenGuard guard(cancel, *exchange);
   if (auto f = co_await connect(*exchange, endpoint, timeouts.connect_ms)) {
     co_return guard.fail(std::move(*f));

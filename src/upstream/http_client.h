@@ -7,7 +7,6 @@
 #include <chrono>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,6 +14,7 @@
 #include "common/cancel.h"
 #include "config/config.h"
 #include "net/asio.h"
+#include "upstream/connection_pool.h"
 #include "upstream/egress.h"
 
 namespace tandem::upstream {
@@ -73,29 +73,6 @@ class HttpExchange {
   int status_ = 0;
   std::string content_type_;
   std::string retry_after_;
-};
-
-// Idle keep-alive connections to one plain-HTTP endpoint, kept as file descriptors so that
-// any strand can adopt them. Reusing them saves a TCP handshake, a resolver round trip and a
-// TIME_WAIT socket per request. TLS connections are not pooled. Thread-safe.
-class ConnectionPool {
- public:
-  explicit ConnectionPool(size_t max_idle = 64) : max_idle_(max_idle) {}
-  ~ConnectionPool();
-  ConnectionPool(const ConnectionPool&) = delete;
-  ConnectionPool& operator=(const ConnectionPool&) = delete;
-
-  struct Idle {
-    int fd = -1;
-    bool v6 = false;
-  };
-  std::optional<Idle> take();
-  void give(Idle idle);  // closes it when the pool is full
-
- private:
-  size_t max_idle_;
-  std::mutex mutex_;
-  std::vector<Idle> idle_;  // guarded by mutex_
 };
 
 // A request to an upstream. Its body is one the egress guard admitted (egress.h): there is no
