@@ -368,8 +368,11 @@ net::awaitable<void> HttpServer::State::accept_loop() {
   auto self = shared_from_this();
   while (!shutting_down) {
     boost::system::error_code ec;
-    net::tcp::socket socket = co_await acceptor.async_accept(
-        asio::make_strand(ioc), asio::redirect_error(net::use_awaitable, ec));
+    // Round robin: with keep-alive clients connections are long and few, so this spreads
+    // them as evenly as the kernel's SO_REUSEPORT would, with one listening socket.
+    auto& context = *contexts[next_context++ % contexts.size()];
+    net::tcp::socket socket =
+        co_await acceptor.async_accept(context, asio::redirect_error(net::use_awaitable, ec));
     if (ec) {
       if (ec == asio::error::operation_aborted || !acceptor.is_open()) {
         co_return;
@@ -403,7 +406,22 @@ net::awaitable<void> HttpServer::State::shutdown_sequence() {
   // Give cancelled requests a moment to write their last bytes, then stop.
   tick.expires_after(std::chrono::milliseconds(100));
   co_await tick.async_wait(asio::redirect_error(net::use_awaitable, ec));
-  ioc.stop();
+  stop_contexts();
+}
+
+std::vector<std::unique_ptr<HttpServer::State::IoContext>> HttpServer::State::make_contexts(
+    int threads) {
+  std::vector<std::unique_ptr<IoContext>> made;
+  for (int i = 0; i < std::max(1, threads); ++i) {
+    made.push_back(std::make_unique<IoContext>());
+  }
+  return made;
+}
+
+void HttpServer::State::stop_contexts() {
+  for (auto& context : contexts) {
+    context->stop();
+  }
 }
 
 Result<std::unique_ptr<HttpServer>> HttpServer::create(std::shared_ptr<Gateway> gateway) {
@@ -441,7 +459,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::create(std::shared_ptr<Gateway> 
 HttpServer::HttpServer(std::shared_ptr<State> state) : state_(std::move(state)) {}
 
 HttpServer::~HttpServer() {
-  state_->ioc.stop();
+  state_->stop_contexts();
   for (auto& thread : state_->threads) {
     if (thread.joinable()) {
       thread.join();
@@ -450,15 +468,22 @@ HttpServer::~HttpServer() {
   // Destroys what is still queued (idle keep-alive sessions, above all): those coroutine frames
   // hold the State, which holds the io_context, so its destructor would never run and the
   // gateway would leak, its trace writer never writing what was still queued.
-  state_->ioc.shutdown();
+  for (auto& context : state_->contexts) {
+    context->shutdown();
+  }
 }
 
 void HttpServer::run() {
   state_->gateway->start_probes(state_->ioc.get_executor());
   asio::co_spawn(state_->ioc, state_->accept_loop(), net::log_failure("server", "accept_loop"));
-  const int extra = std::max(0, state_->server.threads - 1);
-  for (int i = 0; i < extra; ++i) {
-    state_->threads.emplace_back([state = state_] { state->ioc.run(); });
+  // The other threads' io_contexts have no work until a connection comes: keep them running
+  // until stopped.
+  for (size_t i = 1; i < state_->contexts.size(); ++i) {
+    state_->threads.emplace_back([state = state_, i] {
+      auto& context = *state->contexts[i];
+      const auto keep_running = asio::make_work_guard(context);
+      context.run();
+    });
   }
   state_->ioc.run();
   for (auto& thread : state_->threads) {

@@ -38,12 +38,19 @@ using HttpRequest = net::http::request<net::http::string_body>;
 struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
   std::shared_ptr<Gateway> gateway;
   const config::ServerConfig& server;
-  // Asio's shutdown() is protected; ~HttpServer needs it (see there).
+  // Asio's shutdown() is protected; ~HttpServer needs it (see there). Each is run by one thread.
   struct IoContext : net::asio::io_context {
+    IoContext() : net::asio::io_context(1) {}
     using net::asio::io_context::shutdown;
   };
-  IoContext ioc;
-  net::tcp::acceptor acceptor{ioc};
+  // One io_context per I/O thread (server.threads), each run by its own thread: a connection
+  // lives on one from accept to close, so its handlers need no strand, and a request's path
+  // never hands work from one I/O thread to another (in one shared io_context every hand-off
+  // wakes a sleeping thread). The first also runs the acceptor, the probes and shutdown.
+  std::vector<std::unique_ptr<IoContext>> contexts;
+  IoContext& ioc;               // *contexts.front()
+  net::tcp::acceptor acceptor;  // on ioc
+  size_t next_context = 0;      // where the next connection goes; the accept loop's only
   std::atomic<bool> shutting_down{false};
   InFlightRequests in_flight;  // requests being answered: shutdown cancels what is left
   std::vector<std::thread> threads;
@@ -56,11 +63,17 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
   explicit State(std::shared_ptr<Gateway> g)
       : gateway(std::move(g)),
         server(gateway->config().server),
+        contexts(make_contexts(server.threads)),
+        ioc(*contexts.front()),
+        acceptor(ioc),
         operations(gateway->config().operations),
         streams(server.limits.max_streams_per_key),
         response_store(gateway->database(), server.responses.max_stored,
                        std::chrono::hours(server.responses.ttl_hours)) {}
 
+  static std::vector<std::unique_ptr<IoContext>> make_contexts(int threads);
+  // Every I/O thread's io_context: stop() ends their run().
+  void stop_contexts();
   net::awaitable<void> accept_loop();
   net::awaitable<void> session(net::tcp::socket socket);
   // Answers a completion request. Streams write themselves and return nullopt; everything
