@@ -9,6 +9,7 @@
 #include <sqlite3.h>
 
 #include "common/answer_match.h"
+#include "common/json_writer.h"
 
 namespace tandem::store {
 namespace {
@@ -159,9 +160,18 @@ Status validate(const TraceRecord& r) {
   return {};
 }
 
+// A JSON array of strings, as nlohmann's dump writes it (no spaces). A client-supplied field
+// name may hold invalid UTF-8: it is replaced (U+FFFD) rather than failing the row.
 std::string list_text(const std::vector<std::string>& values) {
-  // A client-supplied field name may hold invalid UTF-8; replace it rather than fail.
-  return json(values).dump(-1, ' ', false, json::error_handler_t::replace);
+  std::string out = "[";
+  for (const std::string& value : values) {
+    if (out.size() > 1) {
+      out.push_back(',');
+    }
+    append_json_string(out, value);
+  }
+  out.push_back(']');
+  return out;
 }
 
 // Shortest text that reads back as the same float, comma-separated.

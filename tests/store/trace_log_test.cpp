@@ -146,6 +146,22 @@ TEST_F(TraceLogTest, EveryFieldRoundTripsThroughTheFile) {
   EXPECT_EQ(std::signbit((*rows)[0].features[5]), true);
 }
 
+// The list columns are JSON arrays: a client-supplied field name with quotes, backslashes,
+// control characters or invalid UTF-8 still makes a readable row (the invalid byte replaced).
+TEST_F(TraceLogTest, ListColumnsKeepAnyFieldNameReadable) {
+  TraceRecord r = simple_record(7, "cmpl-lists");
+  r.hints.cloud_only_fields = {"a\"b\\c", "tab\there\n", "caf\xc3\xa9", "bad\xff", ""};
+  r.review_rules = {"\x01"};
+  append(r);
+  auto rows = log_->read({});
+  ASSERT_TRUE(rows) << rows.error().message;
+  ASSERT_EQ(rows->size(), 1U);
+  const std::vector<std::string> expected = {"a\"b\\c", "tab\there\n", "caf\xc3\xa9",
+                                             "bad\xef\xbf\xbd", ""};
+  EXPECT_EQ((*rows)[0].hints.cloud_only_fields, expected);
+  EXPECT_EQ((*rows)[0].review_rules, std::vector<std::string>{"\x01"});
+}
+
 TEST_F(TraceLogTest, InvalidRecordsAreRefusedNamingTheField) {
   TraceRecord r = simple_record(1, "a");
   r.tier = "edge+cloud";
