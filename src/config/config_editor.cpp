@@ -105,7 +105,15 @@ size_t scalar_end(const std::string& text, size_t pos) {
   return end;
 }
 
-Result<std::string> apply_one(std::string text, const ConfigEdit& edit, const std::string& source) {
+// Where the key holding the node being walked was written; line -1: the node is the document.
+struct KeyPlace {
+  int line = -1;
+  size_t column = 0;
+  size_t pos = 0;
+};
+
+// The document's root: a mapping, or nothing yet.
+Result<YAML::Node> load_root(const std::string& text, const std::string& source) {
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -115,104 +123,153 @@ Result<std::string> apply_one(std::string text, const ConfigEdit& edit, const st
   if (root && !root.IsNull() && !root.IsMap()) {
     return edit_error(source, root.Mark().line, "the top level must be a mapping");
   }
-  YAML::Node node = root;
-  int key_line = -1;  // the line of the key holding `node`; -1: the document itself
-  size_t key_column = 0;
-  size_t key_pos = 0;
-  for (size_t depth = 0; depth < edit.path.size(); ++depth) {
-    const std::string& name = edit.path[depth];
-    const bool last = depth + 1 == edit.path.size();
-    bool found = false;  // (a default YAML::Node is a defined null, so it cannot say this)
-    YAML::Node found_key;
-    YAML::Node found_value;
-    if (node && node.IsMap()) {
-      if (node.Style() == YAML::EmitterStyle::Flow) {
-        return edit_error(source, node.Mark().line,
-                          dotted(edit.path, depth) +
-                              ": a flow-style mapping cannot be edited; write it in block style");
-      }
-      for (auto it = node.begin(); it != node.end(); ++it) {
-        if (it->first.Scalar() == name) {
-          found = true;
-          found_key = it->first;
-          found_value = it->second;
-          break;
-        }
-      }
-    } else if (node && !node.IsNull()) {
+  return root;
+}
+
+// `edit.path[depth]` under `node`. (A default YAML::Node is a defined null, so `found` says
+// whether there was one.)
+struct FoundKey {
+  bool found = false;
+  YAML::Node key;
+  YAML::Node value;
+};
+
+Result<FoundKey> find_key(const YAML::Node& node, const ConfigEdit& edit, size_t depth,
+                          const std::string& source) {
+  FoundKey out;
+  if (node && node.IsMap()) {
+    if (node.Style() == YAML::EmitterStyle::Flow) {
       return edit_error(source, node.Mark().line,
-                        dotted(edit.path, depth) + ": holds a value, not a mapping");
+                        dotted(edit.path, depth) +
+                            ": a flow-style mapping cannot be edited; write it in block style");
     }
-    if (found) {
-      key_line = found_key.Mark().line;
-      key_column = static_cast<size_t>(found_key.Mark().column);
-      key_pos = static_cast<size_t>(found_key.Mark().pos);
-      if (!last) {
-        node = found_value;
-        continue;
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      if (it->first.Scalar() == edit.path[depth]) {
+        out.found = true;
+        out.key = it->first;
+        out.value = it->second;
+        break;
       }
-      if (found_value.IsMap() || found_value.IsSequence()) {
-        return edit_error(source, key_line,
-                          dotted(edit.path, depth + 1) + ": holds a " +
-                              (found_value.IsMap() ? "mapping" : "list") + ", not a value");
-      }
-      const size_t v = value_start(text, key_pos);
-      if (v == std::string::npos) {
-        return edit_error(source, key_line, dotted(edit.path, depth + 1) + ": no colon after key");
-      }
-      const size_t end = scalar_end(text, v);
-      const bool empty_value = v >= text.size() || text[v] == '\n' || text[v] == '#';
-      text.replace(v, empty_value ? 0 : end - v, empty_value ? edit.value + " " : edit.value);
-      return text;
     }
-    // `name` is missing under `node`: add it and whatever lies below it.
-    size_t indent = 0;
-    size_t insert_at = text.size();
-    if (key_line < 0) {
-      if (node && node.IsMap() && node.size() > 0) {
-        indent = static_cast<size_t>(node.begin()->first.Mark().column);
-      }
-      insert_at = document_end(text);
-    } else {
-      const size_t v = value_start(text, key_pos);
-      if (node.IsNull() && v != std::string::npos && v < text.size() && text[v] != '\n' &&
-          text[v] != '#') {
-        // `cascade: ~` or `cascade: null`: the mapping replaces the null.
-        size_t from = v;
-        while (from > 0 && (text[from - 1] == ' ' || text[from - 1] == '\t')) {
-          --from;
-        }
-        text.erase(from, scalar_end(text, v) - from);
-      }
-      indent = node.IsMap() && node.size() > 0
-                   ? static_cast<size_t>(node.begin()->first.Mark().column)
-                   : key_column + 2;
-      // The block ends before the next content line indented no deeper than its key.
-      size_t last_content = static_cast<size_t>(key_line);
-      const auto lines = line_starts(text);
-      for (size_t l = static_cast<size_t>(key_line) + 1; l < lines.size(); ++l) {
-        const size_t i = content_indent(line_at(text, lines, l));
-        if (i == std::string_view::npos) {
-          continue;
-        }
-        if (i <= key_column) {
-          break;
-        }
-        last_content = l;
-      }
-      insert_at = last_content + 1 < lines.size() ? lines[last_content + 1] : text.size();
+  } else if (node && !node.IsNull()) {
+    return edit_error(source, node.Mark().line,
+                      dotted(edit.path, depth) + ": holds a value, not a mapping");
+  }
+  return out;
+}
+
+// The last key on the path exists at `key`: its scalar value becomes `edit.value`.
+Result<std::string> replace_value(std::string text, const ConfigEdit& edit, const KeyPlace& key,
+                                  const YAML::Node& value, const std::string& source) {
+  if (value.IsMap() || value.IsSequence()) {
+    return edit_error(source, key.line,
+                      dotted(edit.path, edit.path.size()) + ": holds a " +
+                          (value.IsMap() ? "mapping" : "list") + ", not a value");
+  }
+  const size_t v = value_start(text, key.pos);
+  if (v == std::string::npos) {
+    return edit_error(source, key.line,
+                      dotted(edit.path, edit.path.size()) + ": no colon after key");
+  }
+  const size_t end = scalar_end(text, v);
+  const bool empty_value = v >= text.size() || text[v] == '\n' || text[v] == '#';
+  text.replace(v, empty_value ? 0 : end - v, empty_value ? edit.value + " " : edit.value);
+  return text;
+}
+
+// Where keys missing under a mapping go, and how deep they are indented.
+struct InsertPoint {
+  size_t at = 0;
+  size_t indent = 0;
+};
+
+// Under the document: at the end of its first document, as deep as its first key.
+InsertPoint top_level_insert_point(const std::string& text, const YAML::Node& root) {
+  InsertPoint point;
+  if (root && root.IsMap() && root.size() > 0) {
+    point.indent = static_cast<size_t>(root.begin()->first.Mark().column);
+  }
+  point.at = document_end(text);
+  return point;
+}
+
+// Under the key at `key` holding `node`: after the last line of its block, as deep as its
+// other keys (two deeper than it when it has none). A null written as its value (`cascade: ~`)
+// is removed from `text` first: the mapping replaces it.
+InsertPoint nested_insert_point(std::string& text, const YAML::Node& node, const KeyPlace& key) {
+  const size_t v = value_start(text, key.pos);
+  if (node.IsNull() && v != std::string::npos && v < text.size() && text[v] != '\n' &&
+      text[v] != '#') {
+    size_t from = v;
+    while (from > 0 && (text[from - 1] == ' ' || text[from - 1] == '\t')) {
+      --from;
     }
-    std::string block;
-    for (size_t d = depth; d < edit.path.size(); ++d) {
-      block += std::string(indent + 2 * (d - depth), ' ') + edit.path[d] + ":";
-      block += d + 1 == edit.path.size() ? " " + edit.value + "\n" : "\n";
+    text.erase(from, scalar_end(text, v) - from);
+  }
+  InsertPoint point;
+  point.indent = node.IsMap() && node.size() > 0
+                     ? static_cast<size_t>(node.begin()->first.Mark().column)
+                     : key.column + 2;
+  // The block ends before the next content line indented no deeper than its key.
+  size_t last_content = static_cast<size_t>(key.line);
+  const auto lines = line_starts(text);
+  for (size_t l = static_cast<size_t>(key.line) + 1; l < lines.size(); ++l) {
+    const size_t i = content_indent(line_at(text, lines, l));
+    if (i == std::string_view::npos) {
+      continue;
     }
-    if (insert_at == text.size() && !text.empty() && text.back() != '\n') {
-      text += '\n';
-      insert_at = text.size();
+    if (i <= key.column) {
+      break;
     }
-    text.insert(insert_at, block);
-    return text;
+    last_content = l;
+  }
+  point.at = last_content + 1 < lines.size() ? lines[last_content + 1] : text.size();
+  return point;
+}
+
+// `edit.path[depth]` is missing under `node` (held by the key at `key`): adds it and whatever
+// lies below it, the last with the edit's value.
+std::string add_missing_keys(std::string text, const ConfigEdit& edit, size_t depth,
+                             const YAML::Node& node, const KeyPlace& key) {
+  const InsertPoint point =
+      key.line < 0 ? top_level_insert_point(text, node) : nested_insert_point(text, node, key);
+  std::string block;
+  for (size_t d = depth; d < edit.path.size(); ++d) {
+    block += std::string(point.indent + 2 * (d - depth), ' ') + edit.path[d] + ":";
+    block += d + 1 == edit.path.size() ? " " + edit.value + "\n" : "\n";
+  }
+  size_t insert_at = point.at;
+  if (insert_at == text.size() && !text.empty() && text.back() != '\n') {
+    text += '\n';
+    insert_at = text.size();
+  }
+  text.insert(insert_at, block);
+  return text;
+}
+
+// Walks the edit's path down the mappings: the value of the last key is replaced, or the first
+// missing key is added with the rest of the path below it.
+Result<std::string> apply_one(std::string text, const ConfigEdit& edit, const std::string& source) {
+  auto root = load_root(text, source);
+  if (!root) {
+    return root.error();
+  }
+  YAML::Node node = root.value();
+  KeyPlace key;
+  for (size_t depth = 0; depth < edit.path.size(); ++depth) {
+    auto found = find_key(node, edit, depth, source);
+    if (!found) {
+      return found.error();
+    }
+    if (!found->found) {
+      return add_missing_keys(std::move(text), edit, depth, node, key);
+    }
+    const YAML::Mark mark = found->key.Mark();
+    key = KeyPlace{mark.line, static_cast<size_t>(mark.column), static_cast<size_t>(mark.pos)};
+    if (depth + 1 == edit.path.size()) {
+      return replace_value(std::move(text), edit, key, found->value, source);
+    }
+    node = found->value;
   }
   return edit_error(source, -1, "an edit needs a key path");
 }

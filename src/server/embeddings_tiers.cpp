@@ -149,10 +149,9 @@ void add_embeddings_usage(DecisionRecord& record, const upstream::Upstream& u,
   record.cloud_cost_usd += prompt_tokens * u.config().prices.embeddings_per_million / 1e6;
 }
 
-net::awaitable<EmbeddingsAnswer> cloud_embeddings(Gateway& gateway,
-                                                  const EmbeddingsRequest& request,
-                                                  routing::RequestHints hints,
-                                                  CancelSignal& cancel) {
+// The decision record of a request for a cloud embeddings model, before any upstream is asked.
+DecisionRecord cloud_embeddings_record(const Gateway& gateway, const EmbeddingsRequest& request,
+                                       const std::string& client) {
   DecisionRecord record;
   record.request_id = new_request_id("embd-");
   record.pattern = "cloud";
@@ -161,16 +160,16 @@ net::awaitable<EmbeddingsAnswer> cloud_embeddings(Gateway& gateway,
     record.edge_model = gateway.edge_name();
     record.edge_sha256 = gateway.engine()->model().sha256;
   }
-  if (hints.client.empty()) {
-    hints.client = request.user;
-  }
-  record.client = hints.client;
-  store::TraceRecord trace;
-  trace.request_id = record.request_id;
-  trace.model = request.model;
+  record.client = client;
+  return record;
+}
 
-  // Data that must not leave the device does not, whichever model the client named: the scan
-  // reads every field of the body, as the egress guard does.
+// Data that must not leave the device does not, whichever model the client named: the scan
+// reads every field of the body, as the egress guard does. The refusal when the input may not
+// leave, with its reasons in `record`; the scan's signals go into `trace` either way.
+std::optional<ApiError> refuse_private_input(Gateway& gateway, const EmbeddingsRequest& request,
+                                             const routing::RequestHints& hints,
+                                             DecisionRecord& record, store::TraceRecord& trace) {
   routing::RouteInput input;
   input.document = &request.cloud_body;
   input.hints = hints;
@@ -178,20 +177,66 @@ net::awaitable<EmbeddingsAnswer> cloud_embeddings(Gateway& gateway,
   const routing::HealthSnapshot health;  // the edge does not stand in: its state is moot
   const auto pinned = routing::privacy_decision(gateway.router().config(), signals, health);
   trace_signals(trace, signals, explicit_model_reasons(true, pinned));
-  if (pinned) {
-    record.pattern = "none";
-    record.may_leave_device = false;
-    record.routing = gateway.router().explain(input, signals, *pinned, health, false);
-    for (const auto& r : pinned->reasons) {
-      if (r.code != "privacy.edge_only" && r.code != "edge.unavailable") {
-        record.reasons.push_back(r.detail);
-      }
-    }
-    record.latency_ms = ms_since(record.started_at);
-    count(gateway, std::move(trace), record, true);
-    co_return error_answer(privacy_refusal(*pinned, request.model, gateway.edge_name()), record);
+  if (!pinned) {
+    return std::nullopt;
   }
+  record.pattern = "none";
+  record.may_leave_device = false;
+  record.routing = gateway.router().explain(input, signals, *pinned, health, false);
+  for (const auto& r : pinned->reasons) {
+    if (r.code != "privacy.edge_only" && r.code != "edge.unavailable") {
+      record.reasons.push_back(r.detail);
+    }
+  }
+  return privacy_refusal(*pinned, request.model, gateway.edge_name());
+}
 
+// The embeddings upstream `u` answered: counted, and sent with the decision record.
+EmbeddingsAnswer cloud_answer(Gateway& gateway, const EmbeddingsRequest& request,
+                              const upstream::Upstream& u, const upstream::CloudEmbeddings& answer,
+                              DecisionRecord& record, store::TraceRecord trace) {
+  record.data_left_device = true;
+  record.tier = "cloud";
+  record.add_tier("cloud");
+  add_embeddings_usage(record, u, request.model, answer.prompt_tokens);
+  record.latency_ms = ms_since(record.started_at);
+  count(gateway, std::move(trace), record, false);
+  EmbeddingsAnswer out;
+  out.body = cloud_embeddings_response(answer, request.model, request.base64, record.to_json());
+  out.tier = "cloud";
+  return out;
+}
+
+// What an upstream's failure means for the request: the error to answer with now, or nullopt
+// when the next upstream may succeed.
+std::optional<ApiError> failure_error(const upstream::UpstreamFailure& failure,
+                                      DecisionRecord& record) {
+  if (failure.refused) {
+    // Every upstream gets the same bytes: the next would be refused too.
+    return egress_refused(*failure.refused);
+  }
+  // Something was sent unless no attempt was made (an open circuit).
+  record.data_left_device = record.data_left_device || failure.attempts > 0;
+  const upstream::HttpFailure& http = failure.http;
+  if (http.kind == upstream::HttpFailure::Kind::kCancelled) {
+    return client_gone();
+  }
+  if (failure.client_error) {
+    // The upstream refused the request itself: another would too, and the client can fix it.
+    ApiError error = invalid_request(http.message);
+    error.status = http.status;
+    return error;
+  }
+  return std::nullopt;
+}
+
+// Asks the upstreams that serve the model, in order, until one answers or a failure ends the
+// request; the answer or the error is counted.
+net::awaitable<EmbeddingsAnswer> ask_cloud_upstreams(Gateway& gateway,
+                                                     const EmbeddingsRequest& request,
+                                                     DecisionRecord& record,
+                                                     store::TraceRecord& trace,
+                                                     CancelSignal& cancel) {
   const std::vector<upstream::Upstream*> candidates = embeddings_upstreams(gateway, request.model);
   std::vector<std::string> problems;
   std::optional<ApiError> error;
@@ -209,38 +254,15 @@ net::awaitable<EmbeddingsAnswer> cloud_embeddings(Gateway& gateway,
     call.egress = Gateway::egress(record, "embeddings");
     auto result = co_await u.embed(call, cancel);
     if (auto* answer = std::get_if<upstream::CloudEmbeddings>(&result)) {
-      record.data_left_device = true;
-      record.tier = "cloud";
-      record.add_tier("cloud");
-      add_embeddings_usage(record, u, request.model, answer->prompt_tokens);
-      record.latency_ms = ms_since(record.started_at);
-      count(gateway, std::move(trace), record, false);
-      EmbeddingsAnswer out;
-      out.body =
-          cloud_embeddings_response(*answer, request.model, request.base64, record.to_json());
-      out.tier = "cloud";
-      co_return out;
+      co_return cloud_answer(gateway, request, u, *answer, record, std::move(trace));
     }
     const upstream::UpstreamFailure& failure = std::get<upstream::UpstreamFailure>(result);
-    if (failure.refused) {
-      // Every upstream gets the same bytes: the next would be refused too.
-      error = egress_refused(*failure.refused);
-      break;
-    }
-    // Something was sent unless no attempt was made (an open circuit).
-    record.data_left_device = record.data_left_device || failure.attempts > 0;
-    const upstream::HttpFailure& http = failure.http;
-    if (http.kind == upstream::HttpFailure::Kind::kCancelled) {
-      error = client_gone();
-    } else if (failure.client_error) {
-      // The upstream refused the request itself: another would too, and the client can fix it.
-      error = invalid_request(http.message);
-      error->status = http.status;
-    } else {
-      problems.push_back(http.message);
+    error = failure_error(failure, record);
+    if (!error) {
+      problems.push_back(failure.http.message);
       if (i + 1 < candidates.size()) {
         record.fallbacks.push_back(
-            {"cloud:" + u.name(), "cloud:" + candidates[i + 1]->name(), http.message});
+            {"cloud:" + u.name(), "cloud:" + candidates[i + 1]->name(), failure.http.message});
       }
     }
   }
@@ -252,6 +274,28 @@ net::awaitable<EmbeddingsAnswer> cloud_embeddings(Gateway& gateway,
   record.latency_ms = ms_since(record.started_at);
   count(gateway, std::move(trace), record, true);
   co_return error_answer(*error, record);
+}
+
+net::awaitable<EmbeddingsAnswer> cloud_embeddings(Gateway& gateway,
+                                                  const EmbeddingsRequest& request,
+                                                  routing::RequestHints hints,
+                                                  CancelSignal& cancel) {
+  if (hints.client.empty()) {
+    hints.client = request.user;
+  }
+  DecisionRecord record = cloud_embeddings_record(gateway, request, hints.client);
+  store::TraceRecord trace;
+  trace.request_id = record.request_id;
+  trace.model = request.model;
+  const std::optional<ApiError> refusal =
+      refuse_private_input(gateway, request, hints, record, trace);
+  if (refusal) {
+    record.latency_ms = ms_since(record.started_at);
+    count(gateway, std::move(trace), record, true);
+    co_return error_answer(*refusal, record);
+  }
+  auto answer = co_await ask_cloud_upstreams(gateway, request, record, trace, cancel);
+  co_return answer;
 }
 
 }  // namespace

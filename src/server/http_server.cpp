@@ -76,6 +76,41 @@ json health_body(const Gateway& gateway, bool shutting_down, bool detailed) {
             {"reachable", !gateway.store_outage().has_value()}}}};
 }
 
+// Whether a failed read means the connection is over (the client left, or the server is
+// stopping): there is no one to answer.
+bool connection_ended(const boost::system::error_code& ec) {
+  return ec == http::error::end_of_stream || ec == asio::error::eof ||
+         ec == asio::error::connection_reset || ec == asio::error::operation_aborted;
+}
+
+// The answer to a request that could not be read: too large, too slow, or malformed.
+ApiError read_error(const boost::system::error_code& ec, const config::ServerConfig& server) {
+  ApiError error = invalid_request("cannot read the request: " + ec.message());
+  if (ec == http::error::body_limit) {
+    error.status = 413;
+    error.message = "the request body exceeds " + std::to_string(server.max_body_bytes) +
+                    " bytes (server.max_body_bytes)";
+  } else if (ec == http::error::header_limit) {
+    error.status = 431;
+    error.message =
+        "the request headers exceed " + std::to_string(server.max_header_bytes) + " bytes";
+  } else if (ec == beast::error::timeout) {
+    error.status = 408;
+    error.message =
+        "the request was not received within " + std::to_string(server.read_timeout_ms) + " ms";
+  }
+  return error;
+}
+
+// The refusal of every request on a connection beyond server.max_connections.
+ApiError over_capacity_error(const config::ServerConfig& server) {
+  ApiError busy = unavailable("the gateway has " + std::to_string(server.max_connections) +
+                                  " connections open (server.max_connections); retry shortly",
+                              "too_many_connections");
+  busy.retry_after_seconds = 1;
+  return busy;
+}
+
 }  // namespace
 
 ApiResponse HttpServer::State::tandem_endpoint(const http::request<http::string_body>& req,
@@ -276,6 +311,37 @@ net::awaitable<std::optional<Response>> HttpServer::State::dispatch(
   co_return error_response(error, keep_alive);
 }
 
+net::awaitable<std::optional<Response>> HttpServer::State::answer_request(
+    beast::tcp_stream& stream, const HttpRequest& req, bool keep_alive, bool over_capacity,
+    boost::system::error_code& ec, std::exception_ptr& failure) {
+  const std::string target(req.target());
+  // Every branch leaves its answer in `res` (or writes a stream itself): one write after.
+  std::optional<Response> res;
+  const auto caller = authenticate(server, target.substr(0, target.find('?')),
+                                   header_of(req, http::field::authorization));
+  if (over_capacity) {
+    res = error_response(over_capacity_error(server), false);
+  } else if (const ApiError* denied = std::get_if<ApiError>(&caller)) {
+    res = error_response(*denied, keep_alive);
+  } else {
+    // An exception out of an endpoint is answered with a 500, not a dropped connection,
+    // unless a stream had begun (complete() then sets `ec`): that connection is closed.
+    try {
+      res = co_await dispatch(stream, req, target, std::get<Caller>(caller), keep_alive, ec);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    if (failure) {
+      const ApiError error = request_failed(failure, "");
+      res.reset();
+      if (!ec) {
+        res = error_response(error, false);
+      }
+    }
+  }
+  co_return res;
+}
+
 net::awaitable<void> HttpServer::State::session(net::tcp::socket socket) {
   beast::tcp_stream stream(std::move(socket));
   beast::flat_buffer buffer;
@@ -294,25 +360,11 @@ net::awaitable<void> HttpServer::State::session(net::tcp::socket socket) {
     stream.expires_after(std::chrono::milliseconds(server.read_timeout_ms));
     boost::system::error_code ec;
     co_await http::async_read(stream, buffer, parser, asio::redirect_error(net::use_awaitable, ec));
-    if (ec == http::error::end_of_stream || ec == asio::error::eof ||
-        ec == asio::error::connection_reset || ec == asio::error::operation_aborted) {
+    if (connection_ended(ec)) {
       break;
     }
     if (ec) {
-      ApiError error = invalid_request("cannot read the request: " + ec.message());
-      if (ec == http::error::body_limit) {
-        error.status = 413;
-        error.message = "the request body exceeds " + std::to_string(server.max_body_bytes) +
-                        " bytes (server.max_body_bytes)";
-      } else if (ec == http::error::header_limit) {
-        error.status = 431;
-        error.message =
-            "the request headers exceed " + std::to_string(server.max_header_bytes) + " bytes";
-      } else if (ec == beast::error::timeout) {
-        error.status = 408;
-        error.message =
-            "the request was not received within " + std::to_string(server.read_timeout_ms) + " ms";
-      }
+      const ApiError error = read_error(ec, server);
       stream.expires_after(std::chrono::seconds(5));
       Response res = error_response(error, false);
       co_await http::async_write(stream, res, asio::redirect_error(net::use_awaitable, ec));
@@ -321,37 +373,9 @@ net::awaitable<void> HttpServer::State::session(net::tcp::socket socket) {
     stream.expires_never();
     auto req = parser.release();
     const bool keep_alive = req.keep_alive() && !shutting_down && !over_capacity;
-    const std::string target(req.target());
-
-    // Every branch leaves its answer in `res` (or writes a stream itself): one write below.
-    std::optional<Response> res;
     std::exception_ptr failure;  // an endpoint threw: answered, then the connection closes
-    const auto caller = authenticate(server, target.substr(0, target.find('?')),
-                                     header_of(req, http::field::authorization));
-    if (over_capacity) {
-      ApiError busy = unavailable("the gateway has " + std::to_string(server.max_connections) +
-                                      " connections open (server.max_connections); retry shortly",
-                                  "too_many_connections");
-      busy.retry_after_seconds = 1;
-      res = error_response(busy, false);
-    } else if (const ApiError* denied = std::get_if<ApiError>(&caller)) {
-      res = error_response(*denied, keep_alive);
-    } else {
-      // An exception out of an endpoint is answered with a 500, not a dropped connection,
-      // unless a stream had begun (complete() then sets `ec`): that connection is closed.
-      try {
-        res = co_await dispatch(stream, req, target, std::get<Caller>(caller), keep_alive, ec);
-      } catch (...) {
-        failure = std::current_exception();
-      }
-      if (failure) {
-        const ApiError error = request_failed(failure, "");
-        res.reset();
-        if (!ec) {
-          res = error_response(error, false);
-        }
-      }
-    }
+    std::optional<Response> res =
+        co_await answer_request(stream, req, keep_alive, over_capacity, ec, failure);
     if (res) {
       co_await http::async_write(stream, *res, asio::redirect_error(net::use_awaitable, ec));
     }

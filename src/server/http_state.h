@@ -76,6 +76,14 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
   void stop_contexts();
   net::awaitable<void> accept_loop();
   net::awaitable<void> session(net::tcp::socket socket);
+  // One request read off a session's connection: the response to write, or nullopt when the
+  // answer streamed itself or the connection broke (`ec`). Sets `failure` when an endpoint
+  // threw; the session then closes the connection.
+  net::awaitable<std::optional<Response>> answer_request(net::beast::tcp_stream& stream,
+                                                         const HttpRequest& req, bool keep_alive,
+                                                         bool over_capacity,
+                                                         boost::system::error_code& ec,
+                                                         std::exception_ptr& failure);
   // Answers a completion request. Streams write themselves and return nullopt; everything
   // else returns the response to write. `ec` reports a broken stream.
   net::awaitable<std::optional<Response>> complete(net::beast::tcp_stream& stream,

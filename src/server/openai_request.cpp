@@ -356,6 +356,86 @@ void parse_logprobs(const json& body, CompletionRequest& out) {
   out.sampling.top_logprobs = out.logprobs ? std::max(out.top_logprobs, 1) : 0;
 }
 
+void parse_model(const json& body, CompletionRequest& out) {
+  if (!body.contains("model") || !body["model"].is_string() ||
+      body["model"].get<std::string>().empty()) {
+    fail("model", "is required and must be a string");
+  }
+  out.model = body["model"].get<std::string>();
+}
+
+// A completions request's `prompt`: one string (a list holding one string is one too).
+void parse_prompt(const json& body, CompletionRequest& out) {
+  if (!body.contains("prompt")) {
+    fail("prompt", "is required");
+  }
+  const auto& prompt = body["prompt"];
+  if (prompt.is_string()) {
+    out.prompt = prompt.get<std::string>();
+  } else if (prompt.is_array() && prompt.size() == 1 && prompt[0].is_string()) {
+    out.prompt = prompt[0].get<std::string>();
+  } else {
+    fail("prompt", "must be a string (a list of prompts or of token ids is not supported)");
+  }
+  if (out.prompt.empty()) {
+    fail("prompt", "must not be empty");
+  }
+}
+
+void parse_streaming(const json& body, CompletionRequest& out) {
+  if (present(body, "stream")) {
+    out.stream = boolean(body, "stream");
+  }
+  if (present(body, "stream_options")) {
+    const auto& options = body["stream_options"];
+    if (!options.is_object()) {
+      fail("stream_options", "must be an object");
+    }
+    if (present(options, "include_usage")) {
+      out.include_usage = boolean(options, "include_usage");
+    }
+  }
+}
+
+void parse_user(const json& body, CompletionRequest& out) {
+  if (present(body, "user")) {
+    if (!body["user"].is_string()) {
+      fail("user", "must be a string");
+    }
+    out.user = body["user"].get<std::string>();
+  }
+}
+
+// The body's fields that only a cloud model can honour: such a request is not sent to the edge.
+void note_cloud_only_fields(const json& body, CompletionRequest& out) {
+  for (const auto& [key, value] : body.items()) {
+    if (kCloudOnlyFields.count(key) && !value.is_null()) {
+      out.cloud_only_fields.push_back(key);
+    }
+  }
+}
+
+// Every field of a request body that is a JSON object, in the order the checks have always
+// run (the first failure is the error a client sees). Throws Invalid.
+void parse_fields(const json& body, CompletionRequest& out, int default_max_tokens) {
+  parse_model(body, out);
+  if (out.kind == ApiKind::kChat) {
+    parse_messages(body, out);
+  } else {
+    parse_prompt(body, out);
+  }
+  parse_sampling(body, out, default_max_tokens);
+  parse_streaming(body, out);
+  parse_logprobs(body, out);
+  if (out.kind == ApiKind::kChat) {
+    parse_tools(body, out);
+    parse_tool_choice(body, out);
+    parse_response_format(body, out);
+  }
+  parse_user(body, out);
+  note_cloud_only_fields(body, out);
+}
+
 }  // namespace
 
 engine::ChatRequest CompletionRequest::chat_request() const {
@@ -386,59 +466,7 @@ std::variant<CompletionRequest, ApiError> parse_completion_request(std::string_v
   CompletionRequest out;
   out.kind = kind;
   try {
-    if (!body.contains("model") || !body["model"].is_string() ||
-        body["model"].get<std::string>().empty()) {
-      fail("model", "is required and must be a string");
-    }
-    out.model = body["model"].get<std::string>();
-    if (kind == ApiKind::kChat) {
-      parse_messages(body, out);
-    } else {
-      if (!body.contains("prompt")) {
-        fail("prompt", "is required");
-      }
-      const auto& prompt = body["prompt"];
-      if (prompt.is_string()) {
-        out.prompt = prompt.get<std::string>();
-      } else if (prompt.is_array() && prompt.size() == 1 && prompt[0].is_string()) {
-        out.prompt = prompt[0].get<std::string>();
-      } else {
-        fail("prompt", "must be a string (a list of prompts or of token ids is not supported)");
-      }
-      if (out.prompt.empty()) {
-        fail("prompt", "must not be empty");
-      }
-    }
-    parse_sampling(body, out, default_max_tokens);
-    if (present(body, "stream")) {
-      out.stream = boolean(body, "stream");
-    }
-    if (present(body, "stream_options")) {
-      const auto& options = body["stream_options"];
-      if (!options.is_object()) {
-        fail("stream_options", "must be an object");
-      }
-      if (present(options, "include_usage")) {
-        out.include_usage = boolean(options, "include_usage");
-      }
-    }
-    parse_logprobs(body, out);
-    if (kind == ApiKind::kChat) {
-      parse_tools(body, out);
-      parse_tool_choice(body, out);
-      parse_response_format(body, out);
-    }
-    if (present(body, "user")) {
-      if (!body["user"].is_string()) {
-        fail("user", "must be a string");
-      }
-      out.user = body["user"].get<std::string>();
-    }
-    for (const auto& [key, value] : body.items()) {
-      if (kCloudOnlyFields.count(key) && !value.is_null()) {
-        out.cloud_only_fields.push_back(key);
-      }
-    }
+    parse_fields(body, out, default_max_tokens);
   } catch (const Invalid& invalid) {
     return invalid.error;
   }

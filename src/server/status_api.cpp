@@ -205,11 +205,15 @@ json status_json(Gateway& gateway, bool ready) {
           {"fleet", fleet_json(gateway)}};
 }
 
-void register_scrape_metrics(Gateway& gateway) {
-  auto& registry = gateway.stats().registry();
-  using telemetry::Labels;
-  using Samples = std::vector<std::pair<Labels, double>>;
-  Gateway* g = &gateway;  // the registry is the gateway's: it never outlives it
+namespace {
+
+using Samples = std::vector<std::pair<telemetry::Labels, double>>;
+
+// Each registers its metrics with collectors that read `g` at scrape time: the registry is the
+// gateway's, so it never outlives it.
+
+// The edge engine: its queue, its slots and where its prompt tokens came from.
+void register_edge_metrics(telemetry::MetricsRegistry& registry, Gateway* g) {
   registry.gauge_function("tandem_edge_queue_depth", "Edge generations waiting for a slot", [g] {
     return Samples{{{}, g->engine() ? static_cast<double>(g->engine()->stats().queued) : 0.0}};
   });
@@ -242,6 +246,10 @@ void register_scrape_metrics(Gateway& gateway) {
         return Samples{
             {{}, g->engine() ? static_cast<double>(g->engine()->stats().prompt_store_bytes) : 0.0}};
       });
+}
+
+// The cloud tier: each upstream's circuit and health, and whether the tier is reachable.
+void register_cloud_metrics(telemetry::MetricsRegistry& registry, Gateway* g) {
   registry.gauge_function(
       "tandem_upstream_circuit_state",
       "1 for each upstream's current circuit state (closed, open, half_open)", [g] {
@@ -269,7 +277,11 @@ void register_scrape_metrics(Gateway& gateway) {
                           "1 while the cloud tier is configured but unreachable", [g] {
                             return Samples{{{}, g->monitors().offline().offline ? 1.0 : 0.0}};
                           });
-  if (std::string_view(gateway.shared().backend()) == "redis") {
+}
+
+// The shared Redis store, when there is one: whether it answers, and calls refused meanwhile.
+void register_store_metrics(telemetry::MetricsRegistry& registry, Gateway* g) {
+  if (std::string_view(g->shared().backend()) == "redis") {
     registry.gauge_function("tandem_store_reachable",
                             "1 while the shared Redis store answers, 0 during an outage", [g] {
                               return Samples{{{}, g->store_outage() ? 0.0 : 1.0}};
@@ -280,10 +292,18 @@ void register_scrape_metrics(Gateway& gateway) {
           return Samples{{{}, static_cast<double>(g->store_refused_calls())}};
         });
   }
+}
+
+// The human-review queue.
+void register_review_metrics(telemetry::MetricsRegistry& registry, Gateway* g) {
   registry.gauge_function("tandem_review_queue_pending", "Tickets waiting for a reviewer", [g] {
     auto n = g->reviews().count("pending");
     return n ? Samples{{{}, static_cast<double>(*n)}} : Samples{};
   });
+}
+
+// The device the edge runs on: throttling and what the throttle monitor decides on.
+void register_device_metrics(telemetry::MetricsRegistry& registry, Gateway* g) {
   registry.gauge_function(
       "tandem_device_throttled", "1 while the device is throttled (heat, battery, slow decoding)",
       [g] {
@@ -310,6 +330,10 @@ void register_scrape_metrics(Gateway& gateway) {
         const auto s = g->monitors().throttle().snapshot();
         return s.baseline_tokens_per_s ? Samples{{{}, *s.baseline_tokens_per_s}} : Samples{};
       });
+}
+
+// What the monitors flag: version skew and clients gaming the router.
+void register_alert_metrics(telemetry::MetricsRegistry& registry, Gateway* g) {
   registry.gauge_function("tandem_skew_alerts", "Active version-skew alerts, by code", [g] {
     std::map<std::string, double> counts;
     for (const auto& a : g->monitors().skew().snapshot().alerts) {
@@ -327,6 +351,19 @@ void register_scrape_metrics(Gateway& gateway) {
         const auto report = g->monitors().gaming_report(unix_ms());
         return Samples{{{}, report ? static_cast<double>(report->flagged.size()) : 0.0}};
       });
+}
+
+}  // namespace
+
+void register_scrape_metrics(Gateway& gateway) {
+  auto& registry = gateway.stats().registry();
+  Gateway* g = &gateway;  // the registry is the gateway's: it never outlives it
+  register_edge_metrics(registry, g);
+  register_cloud_metrics(registry, g);
+  register_store_metrics(registry, g);
+  register_review_metrics(registry, g);
+  register_device_metrics(registry, g);
+  register_alert_metrics(registry, g);
 }
 
 std::string metrics_text(const Gateway& gateway) {
