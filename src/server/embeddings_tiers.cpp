@@ -181,7 +181,7 @@ net::awaitable<EmbeddingsAnswer> cloud_embeddings(Gateway& gateway,
   if (pinned) {
     record.pattern = "none";
     record.may_leave_device = false;
-    record.routing = gateway.router().explain(input, signals, *pinned, health, false);
+    record.routing = gateway.router().explanation(input, signals, *pinned, health, false);
     for (const auto& r : pinned->reasons) {
       if (r.code != "privacy.edge_only" && r.code != "edge.unavailable") {
         record.reasons.push_back(r.detail);
