@@ -564,7 +564,7 @@ server::DecisionRecord cascade_record() {
   r.pattern = "cascade";
   r.reasons = {"ingress.simple: complexity 0.412 < 0.5",
                "escalated to the cloud: edge confidence 0.531 < 0.700"};
-  r.routing = router->explain(input, signals, decision, health, false);
+  r.routing = router->explanation(input, signals, decision, health, false);
   r.edge_model = "qwen2.5-1.5b-instruct-q4_k_m";
   r.edge_sha256 = "6a1a2eb6d15622bf3c96857206351ba97e1af16c30d7a74ee38970e434e9407e";
   r.cloud_upstream = "openai";
@@ -576,13 +576,12 @@ server::DecisionRecord cascade_record() {
   r.data_left_device = true;
   r.ttft_ms = 412.7;
   r.latency_ms = 1893.2;
-  r.confidence = {{"tokens", 41},         {"mean_logprob", -0.6312}, {"min_logprob", -4.218},
-                  {"mean_entropy", 1.07}, {"mean_margin", 0.412},    {"combined", 0.531},
-                  {"threshold", 0.7}};
-  r.escalation = {{"reason", "edge confidence 0.531000 < 0.700000"},
-                  {"early_stop", false},
-                  {"at_token", 41},
-                  {"edge_tokens_discarded", 41}};
+  r.confidence = server::ConfidencePart{
+      routing::ConfidenceSnapshot{41, -0.6312, -4.218, 1.07, 0.412, 0.531}, 0.7};
+  server::EscalationPart& escalation = r.escalation.emplace();
+  escalation.reason = "edge confidence 0.531000 < 0.700000";
+  escalation.at_token = 41;
+  escalation.edge_tokens_discarded = 41;
   return r;
 }
 

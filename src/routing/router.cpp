@@ -196,57 +196,31 @@ json to_json(const Decision& decision) {
           {"notice", decision.notice ? json(*decision.notice) : json(nullptr)}};
 }
 
+RouteExplanation Router::explanation(const RouteInput& input, const RouteSignals& signals,
+                                     const Decision& decision, const HealthSnapshot& health,
+                                     bool detailed) const {
+  RouteExplanation e;
+  e.decision = decision;
+  e.signals = signals;
+  e.health = health;
+  e.prompt = {input.prompt.total_chars, input.prompt.turns};
+  e.complexity_model = std::string(model_->version());
+  if (detailed) {
+    e.feature_contributions.emplace();
+    for (const auto& c : model_->explain(signals.features, kFeatureCount)) {
+      e.feature_contributions->push_back({std::string(c.feature), c.value, c.contribution});
+    }
+  }
+  e.thresholds = {config_.ingress.threshold,
+                  cascade_settings(config_.cascade, signals.kind).threshold,
+                  config_.edge_latency_budget_ms, config_.collaborate.entropy_threshold,
+                  config_.review.cloud_threshold};
+  return e;
+}
+
 json Router::explain(const RouteInput& input, const RouteSignals& signals, const Decision& decision,
                      const HealthSnapshot& health, bool detailed) const {
-  json complexity = {{"score", signals.complexity},
-                     {"threshold", config_.ingress.threshold},
-                     {"model", std::string(model_->version())}};
-  if (detailed) {
-    json contributions = json::array();
-    for (const auto& c : model_->explain(signals.features, kFeatureCount)) {
-      contributions.push_back({{"feature", std::string(c.feature)},
-                               {"value", c.value},
-                               {"contribution", c.contribution}});
-    }
-    complexity["features"] = std::move(contributions);
-  }
-  const RequestHints& h = signals.hints;
-  json remembered = nullptr;
-  if (signals.remembered) {
-    remembered = {{"tier", tier_name(signals.remembered->tier)},
-                  {"reason", signals.remembered->reason},
-                  {"age_ms", signals.remembered->age_ms}};
-  }
-  return {
-      {"decision", to_json(decision)},
-      {"signals",
-       {{"privacy",
-         {{"findings", to_json(signals.privacy)},
-          {"opaque", to_json(signals.opaque)},
-          {"header_local_only", h.privacy_header},
-          {"key_local_only", h.key_local_only}}},
-        {"review", {{"findings", to_json(signals.review)}, {"header", h.review_header}}},
-        {"complexity", std::move(complexity)},
-        {"kind", query_kind_name(signals.kind)},
-        {"latency_budget_ms", h.latency_budget_ms ? json(*h.latency_budget_ms) : json(nullptr)},
-        {"client", h.client.empty() ? json(nullptr) : json(h.client)},
-        {"requested_pattern", h.pattern.empty() ? json(nullptr) : json(h.pattern)},
-        {"cloud_only_fields", h.cloud_only_fields},
-        {"consistency", std::move(remembered)},
-        {"escalation_capped", signals.escalation_capped},
-        {"health",
-         {{"edge_available", health.edge_available},
-          {"cloud_configured", health.cloud_configured},
-          {"cloud_online", health.cloud_online},
-          {"edge_throttled", health.edge_throttled}}},
-        {"prompt", {{"chars", input.prompt.total_chars}, {"turns", input.prompt.turns}}}}},
-      {"thresholds",
-       {{"ingress", config_.ingress.threshold},
-        {"cascade", cascade_settings(config_.cascade, signals.kind).threshold},
-        {"edge_latency_budget_ms", config_.edge_latency_budget_ms},
-        {"collaborate_entropy", config_.collaborate.entropy_threshold},
-        {"review_cloud", config_.review.cloud_threshold}}},
-  };
+  return to_json(explanation(input, signals, decision, health, detailed));
 }
 
 }  // namespace tandem::routing

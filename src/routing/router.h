@@ -16,6 +16,7 @@
 #include "routing/policy.h"
 #include "routing/privacy_scanner.h"
 #include "routing/prompt_features.h"
+#include "routing/route_explanation.h"
 
 namespace tandem::routing {
 
@@ -42,6 +43,10 @@ class Router {
 
   // The decision and every signal behind it, for `tandem route --explain`, /v1/tandem/route
   // and the decision record. `detailed` adds the classifier's feature contributions.
+  RouteExplanation explanation(const RouteInput& input, const RouteSignals& signals,
+                               const Decision& decision, const HealthSnapshot& health,
+                               bool detailed) const;
+  // The same as JSON: to_json(explanation(...)).
   nlohmann::json explain(const RouteInput& input, const RouteSignals& signals,
                          const Decision& decision, const HealthSnapshot& health,
                          bool detailed) const;

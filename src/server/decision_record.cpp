@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "common/json_writer.h"
+#include "server/decision_parts_json.h"
 #include "server/gateway.h"
-#include "server/responses.h"
 
 namespace tandem::server {
 
@@ -30,7 +30,7 @@ DecisionRecord::Cost DecisionRecord::cost() const {
     const TierUsage cloud = cloud_usage.value_or(TierUsage{});
     const int prompt = std::max(edge.prompt_tokens, cloud.prompt_tokens);
     int64_t completion = tier == "edge" ? edge.completion_tokens : cloud.completion_tokens;
-    if (!collaboration.is_null()) {
+    if (collaboration) {
       completion = int64_t{edge.completion_tokens} + cloud.completion_tokens;
     }
     cost.all_cloud =
@@ -122,9 +122,11 @@ void write_fallbacks(JsonWriter& out, const std::vector<DecisionRecord::Fallback
 }
 
 // A part present only when the part of Tandem it describes took part.
-void write_part(JsonWriter& out, const char* key, const json& part) {
-  if (!part.is_null()) {
-    out.key(key).raw(dump(part));
+template <typename Part>
+void write_part(JsonWriter& out, const char* key, const std::optional<Part>& part) {
+  if (part) {
+    out.key(key);
+    write_json(out, *part);
   }
 }
 

@@ -182,7 +182,7 @@ std::optional<ApiError> refuse_private_input(Gateway& gateway, const EmbeddingsR
   }
   record.pattern = "none";
   record.may_leave_device = false;
-  record.routing = gateway.router().explain(input, signals, *pinned, health, false);
+  record.routing = gateway.router().explanation(input, signals, *pinned, health, false);
   for (const auto& r : pinned->reasons) {
     if (r.code != "privacy.edge_only" && r.code != "edge.unavailable") {
       record.reasons.push_back(r.detail);

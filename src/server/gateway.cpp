@@ -72,9 +72,9 @@ constexpr size_t kStoreWorkerThreads = 2;
 // operations.log_prompts asks for it (`prompt` is then the last user message).
 void trace_decision(const DecisionRecord& record, const std::string& prompt) {
   std::vector<std::string> codes;
-  if (record.routing.contains("decision")) {
-    for (const auto& reason : record.routing["decision"]["reasons"]) {
-      codes.push_back(reason["code"].get<std::string>());
+  if (record.routing) {
+    for (const auto& reason : record.routing->decision.reasons) {
+      codes.push_back(reason.code);
     }
   }
   LogFields fields = {{"request_id", record.request_id},
@@ -85,11 +85,11 @@ void trace_decision(const DecisionRecord& record, const std::string& prompt) {
                       {"data_left_device", record.data_left_device ? "true" : "false"},
                       {"cost_usd", record.cost_json().dump()},
                       {"latency_ms", std::to_string(record.latency_ms)}};
-  if (!record.escalation.is_null()) {
-    fields.emplace_back("escalation", record.escalation["reason"].get<std::string>());
+  if (record.escalation) {
+    fields.emplace_back("escalation", record.escalation->reason);
   }
-  if (!record.review.is_null()) {
-    fields.emplace_back("ticket", record.review["ticket"].get<std::string>());
+  if (record.review) {
+    fields.emplace_back("ticket", record.review->ticket);
   }
   if (!record.client.empty()) {
     fields.emplace_back("client", record.client);
@@ -322,7 +322,7 @@ net::awaitable<void> Gateway::execute_request(CompletionRequest request, Request
   }
   record.may_leave_device = plan.cloud_allowed;
   const bool failed = co_await run_plan(plan, request, sink, cancel, record);
-  if (!record.routing.is_null()) {
+  if (record.routing) {
     trace_decision(record, plan.logged_prompt);
   }
   execution.traced = true;

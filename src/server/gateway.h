@@ -19,6 +19,7 @@
 #include "net/asio.h"
 #include "routing/router.h"
 #include "server/api_error.h"
+#include "server/decision_parts.h"
 #include "server/gateway_stats.h"
 #include "server/monitors.h"
 #include "server/openai_request.h"
@@ -53,7 +54,9 @@ struct DecisionRecord {
   std::vector<std::string> tiers;  // every tier that worked on it, in order
   std::string pattern;             // "edge", "cloud", "cascade", "speculative", ...
   std::vector<std::string> reasons;
-  nlohmann::json routing;  // the router's decision, signals and thresholds (model `tandem`)
+  // The router's decision, signals and thresholds: set when the router decided (model `tandem`,
+  // or a cloud model that private data kept on the device).
+  std::optional<RoutingPart> routing;
   std::string edge_model;  // name
   std::string edge_sha256;
   std::string cloud_upstream;
@@ -74,14 +77,15 @@ struct DecisionRecord {
   };
   std::vector<Fallback> fallbacks;
   std::optional<std::string> degraded;  // what is limited and why; null when nothing is
-  nlohmann::json confidence;            // the edge's running confidence at the decision
-  nlohmann::json escalation;            // P1: why and when the edge handed over
-  nlohmann::json verification;          // P3: the cloud's verdict on the edge answer
-  nlohmann::json revision;              // a revision the client received
-  nlohmann::json collaboration;         // token-level: hand-offs and tokens per tier
-  nlohmann::json review;                // the human tier's ticket
-  nlohmann::json consistency;           // the consistency memory's part
-  nlohmann::json shadow;                // shadow mode: sampled, and the edge's agreement
+  // The parts only some requests have (decision_parts.h); unset: absent from the JSON.
+  std::optional<ConfidencePart> confidence;        // the edge's running confidence at the decision
+  std::optional<EscalationPart> escalation;        // P1: why and when the edge handed over
+  std::optional<VerificationPart> verification;    // P3: the cloud's verdict on the edge answer
+  std::optional<Revision> revision;                // a revision the client received
+  std::optional<CollaborationPart> collaboration;  // token-level: hand-offs and tokens per tier
+  std::optional<ReviewPart> review;                // the human tier's ticket
+  std::optional<ConsistencyPart> consistency;      // the consistency memory's part
+  std::optional<ShadowPart> shadow;                // shadow mode: sampled, and the agreement
   // answer_hash() of the edge's answer, for the routing trace (never sent to the client).
   std::string edge_answer_hash;
   // Who asked, for the audit of what went to the cloud (never sent to the client).
@@ -111,15 +115,6 @@ struct DecisionRecord {
   // response's text on the hot path); json_text and to_json are built on it.
   void write_json(JsonWriter& out) const;
   std::string json_text() const;
-  nlohmann::json to_json() const;
-};
-
-// A marked revision: everything sent so far is replaced by what follows.
-struct Revision {
-  std::string id;
-  std::string from_tier;
-  std::string to_tier;
-  std::string reason;
   nlohmann::json to_json() const;
 };
 

@@ -224,13 +224,14 @@ net::awaitable<std::optional<ApiError>> Gateway::plan_routed(CompletionRequest& 
   record_decision(input, signals, decision, h, record, trace);
   plan.cloud_allowed = decision.cloud_allowed;
   if (use_memory) {
-    json consistency = {{"client", plan.client}, {"used", decision.from_memory}};
+    ConsistencyPart& consistency = record.consistency.emplace();
+    consistency.client = plan.client;
+    consistency.used = decision.from_memory;
     if (decision.from_memory && without_memory) {
-      consistency["overrode"] =
-          without_memory->pattern != decision.pattern || without_memory->tier != decision.tier;
-      consistency["would_have_been"] = routing::pattern_name(without_memory->pattern);
+      consistency.without_memory = ConsistencyPart::Override{
+          without_memory->pattern != decision.pattern || without_memory->tier != decision.tier,
+          routing::pattern_name(without_memory->pattern)};
     }
-    record.consistency = std::move(consistency);
     plan.remember = worth_remembering(decision);
   }
   if (decision.pattern == Pattern::kNone) {
@@ -251,7 +252,7 @@ void Gateway::record_decision(const routing::RouteInput& input,
                               const routing::RouteSignals& signals,
                               const routing::Decision& decision, const routing::HealthSnapshot& h,
                               DecisionRecord& record, store::TraceRecord& trace) const {
-  record.routing = router_->explain(input, signals, decision, h, false);
+  record.routing = router_->explanation(input, signals, decision, h, false);
   if (traces_) {
     trace_signals(trace, signals, reason_codes(decision));
   }
@@ -320,7 +321,7 @@ std::optional<ApiError> Gateway::plan_cloud_model(CompletionRequest& request,
     return std::nullopt;
   }
   plan.cloud_allowed = false;
-  record.routing = router_->explain(input, signals, *pinned, h, false);
+  record.routing = router_->explanation(input, signals, *pinned, h, false);
   for (const auto& r : pinned->reasons) {
     record.reasons.push_back(r.detail);
   }

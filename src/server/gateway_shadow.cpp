@@ -15,8 +15,6 @@
 namespace tandem::server {
 namespace {
 
-using nlohmann::json;
-
 // Samples reach the database in batches: the writer waits this long after the first queued
 // item, so a busy gateway commits a few times a second rather than once per request.
 constexpr auto kBatchDelay = std::chrono::milliseconds(100);
@@ -232,22 +230,23 @@ struct ShadowRequest::State {
     mode.record(std::move(s));
   }
 
-  // The decision record's `shadow` object as it stands when the response ends.
-  json to_json() const {
-    json out = {{"sampled", sampled}, {"would_have_been", would_have_been}};
+  // The decision record's `shadow` part as it stands when the response ends.
+  ShadowPart part() const {
+    ShadowPart out;
+    out.sampled = sampled;
+    out.would_have_been = would_have_been;
     if (!sampled) {
       return out;
     }
     if (compared) {
-      out["status"] = "compared";
-      out["agreed"] = compared->agreed;
-      out["f1"] = compared->f1;
+      out.status = "compared";
+      out.comparison = ShadowPart::Comparison{compared->agreed, compared->f1};
     } else if (edge == Edge::kOver) {
-      out["status"] = edge_status.empty() ? "cancelled" : edge_status;
+      out.status = edge_status.empty() ? "cancelled" : edge_status;
     } else if (cloud == Cloud::kFailed) {
-      out["status"] = "cloud_failed";  // nothing to compare the edge with
+      out.status = "cloud_failed";  // nothing to compare the edge with
     } else {
-      out["status"] = "pending";  // the edge is still answering; recorded when it is done
+      out.status = "pending";  // the edge is still answering; recorded when it is done
     }
     return out;
   }
@@ -313,7 +312,7 @@ ShadowRequest::ShadowRequest(Gateway& gateway, ShadowMode& mode, const Completio
       record_(record),
       state_(std::make_shared<State>(mode, std::string(routing::query_kind_name(kind)), sampled,
                                      would_have_been)) {
-  record_.shadow = state_->to_json();
+  record_.shadow = state_->part();
   if (!sampled) {
     return;
   }
@@ -388,7 +387,7 @@ void ShadowRequest::settle_cloud() {
     state_->cloud = State::Cloud::kFailed;
     state_->cancel->cancel();
   }
-  record_.shadow = state_->to_json();
+  record_.shadow = state_->part();
 }
 
 net::awaitable<void> ShadowRequest::finish(const Outcome& outcome, const DecisionRecord& record) {
@@ -401,7 +400,7 @@ net::awaitable<void> ShadowRequest::fail(const ApiError& error, const DecisionRe
   (void)record;
   state_->cloud = State::Cloud::kFailed;
   state_->cancel->cancel();
-  record_.shadow = state_->to_json();
+  record_.shadow = state_->part();
   co_await client_.fail(error, record_);
 }
 

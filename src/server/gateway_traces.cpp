@@ -19,12 +19,6 @@ double number(const json& object, const char* key) {
              : 0.0;
 }
 
-std::string text(const json& object, const char* key) {
-  return object.is_object() && object.contains(key) && object[key].is_string()
-             ? object[key].get<std::string>()
-             : std::string();
-}
-
 std::vector<std::string> detectors(const std::vector<routing::PrivacyFinding>& findings) {
   std::vector<std::string> out;
   for (const auto& f : findings) {
@@ -94,15 +88,16 @@ void trace_outcome(store::TraceRecord& trace, const DecisionRecord& record, bool
   // revision, or a human); a fallback after an edge failure is not an escalation.
   trace.escalated = !record.tiers.empty() && record.tiers.front() == "edge" &&
                     (trace.tier == "cloud" || trace.tier == "human");
-  if (record.confidence.is_object()) {
+  if (record.confidence) {
+    const routing::ConfidenceSnapshot& s = record.confidence->snapshot;
     store::TraceConfidence c;
-    c.tokens = static_cast<int64_t>(number(record.confidence, "tokens"));
-    c.mean_logprob = number(record.confidence, "mean_logprob");
-    c.min_logprob = number(record.confidence, "min_logprob");
-    c.mean_entropy = number(record.confidence, "mean_entropy");
-    c.mean_margin = number(record.confidence, "mean_margin");
-    c.combined = number(record.confidence, "combined");
-    c.threshold = number(record.confidence, "threshold");
+    c.tokens = static_cast<int64_t>(s.tokens);
+    c.mean_logprob = s.mean_logprob;
+    c.min_logprob = s.min_logprob;
+    c.mean_entropy = s.mean_entropy;
+    c.mean_margin = s.mean_margin;
+    c.combined = s.combined;
+    c.threshold = record.confidence->threshold;
     trace.confidence = c;
   }
   const json cost = record.cost_json();
@@ -123,10 +118,10 @@ void trace_outcome(store::TraceRecord& trace, const DecisionRecord& record, bool
   trace.edge_sha256 = record.edge_sha256;
   trace.cloud_upstream = record.cloud_upstream;
   trace.ttft_ms = record.ttft_ms;
-  trace.ticket = text(record.review, "ticket");
+  trace.ticket = record.review ? record.review->ticket : std::string();
   trace.edge_answer_hash = record.edge_answer_hash;
   // P3: the cloud's verdict on the edge's answer is its label.
-  const std::string verdict = text(record.verification, "status");
+  const std::string verdict = record.verification ? record.verification->status : std::string();
   if (!trace.edge_answer_hash.empty() &&
       (verdict == "agreed" || verdict == "disagreed" || verdict == "disagreed_unrevised")) {
     trace.edge_good = verdict == "agreed";

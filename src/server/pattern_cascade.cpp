@@ -9,7 +9,6 @@
 
 namespace tandem::server {
 
-using nlohmann::json;
 using upstream::ApiKind;
 using namespace pattern_steps;
 
@@ -88,7 +87,7 @@ net::awaitable<std::optional<ApiError>> run_cascade(Gateway& gateway, Gateway::R
   run.record.add_tier("edge");
   run.record.edge_usage = edge_usage_of(summary);
   const routing::ConfidenceSnapshot confidence = tracker.snapshot();
-  run.record.confidence = snapshot_json(confidence, cfg.threshold);
+  run.record.confidence = ConfidencePart{confidence, cfg.threshold};
   if (!edge_text.empty()) {
     run.record.edge_answer_hash = answer_hash(edge_text);
   }
@@ -118,11 +117,12 @@ net::awaitable<std::optional<ApiError>> run_cascade(Gateway& gateway, Gateway::R
                 " tokens: no continuation could reach confidence " + std::to_string(cfg.threshold)
           : "edge confidence " + std::to_string(confidence.combined) + " < " +
                 std::to_string(cfg.threshold);
-  run.record.escalation = {{"reason", why},
-                           {"early_stop", early_stop},
-                           {"prefix_decision", prefix_escalation},
-                           {"at_token", confidence.tokens},
-                           {"edge_tokens_discarded", summary.completion_tokens}};
+  EscalationPart& escalation = run.record.escalation.emplace();
+  escalation.reason = why;
+  escalation.early_stop = early_stop;
+  escalation.prefix_decision = prefix_escalation;
+  escalation.at_token = confidence.tokens;
+  escalation.edge_tokens_discarded = summary.completion_tokens;
   run.record.reasons.push_back("escalated to the cloud: " + why);
 
   if (routing.review.enabled) {
@@ -133,7 +133,7 @@ net::awaitable<std::optional<ApiError>> run_cascade(Gateway& gateway, Gateway::R
     if (auto* cloud = std::get_if<Gateway::CloudAnswer>(&answer)) {
       run.record.add_tier("cloud");
       const auto cloud_conf = cloud_confidence(cloud->logprobs, run.request.kind, cfg.weights);
-      run.record.escalation["cloud_confidence"] = cloud_conf ? json(*cloud_conf) : json(nullptr);
+      run.record.escalation->cloud_confidence = JudgedConfidence{cloud_conf};
       if (cloud_conf && *cloud_conf < routing.review.cloud_threshold) {
         const std::string reason = "the cloud is unsure too: confidence " +
                                    std::to_string(*cloud_conf) + " < " +

@@ -28,7 +28,7 @@ net::awaitable<std::optional<ApiError>> run_collaborate(Gateway& gateway, Gatewa
   int prompt_tokens = 0;
   int cached_prompt_tokens = 0;  // of the first segment's prompt
   uint32_t handoffs = 0;
-  json segments = json::array();
+  std::vector<CollaborationSegment> segments;
   std::string finish_reason = "length";
   std::string cloud_failure;
 
@@ -78,10 +78,9 @@ net::awaitable<std::optional<ApiError>> run_collaborate(Gateway& gateway, Gatewa
     edge_tokens += accepted;
     if (accepted > 0) {
       // A hand-back's prompt is the last one plus the cloud's tokens: the cache holds the rest.
-      segments.push_back({{"tier", "edge"},
-                          {"tokens", accepted},
-                          {"cached_prompt_tokens", summary.cached_prompt_tokens},
-                          {"prompt_tokens", summary.prompt_tokens}});
+      segments.push_back(
+          {"edge", accepted,
+           CollaborationSegment::EdgePrompt{summary.prompt_tokens, summary.cached_prompt_tokens}});
     }
     run.record.add_tier("edge");
     if (!uncertain) {
@@ -125,7 +124,7 @@ net::awaitable<std::optional<ApiError>> run_collaborate(Gateway& gateway, Gatewa
     const int written =
         std::min(std::max(cloud.usage.completion_tokens, cloud.text.empty() ? 0 : 1), budget);
     cloud_tokens += written;
-    segments.push_back({{"tier", "cloud"}, {"tokens", written}});
+    segments.push_back({"cloud", written, std::nullopt});
     Piece piece;
     piece.text = cloud.text;
     if (!co_await emit(gateway, run, "cloud", std::move(piece))) {
@@ -142,13 +141,15 @@ net::awaitable<std::optional<ApiError>> run_collaborate(Gateway& gateway, Gatewa
   }
   run.record.tier = cloud_tokens > 0 ? "edge+cloud" : "edge";
   run.record.edge_usage = TierUsage{prompt_tokens, edge_tokens, cached_prompt_tokens};
-  run.record.collaboration = {
-      {"handoffs", handoffs},
-      {"edge_tokens", edge_tokens},
-      {"cloud_tokens", cloud_tokens},
-      {"entropy_threshold", cfg.entropy_threshold},
-      {"segments", std::move(segments)},
-      {"cloud_failure", cloud_failure.empty() ? json(nullptr) : json(cloud_failure)}};
+  CollaborationPart& collaboration = run.record.collaboration.emplace();
+  collaboration.handoffs = handoffs;
+  collaboration.edge_tokens = edge_tokens;
+  collaboration.cloud_tokens = cloud_tokens;
+  collaboration.entropy_threshold = cfg.entropy_threshold;
+  collaboration.segments = std::move(segments);
+  if (!cloud_failure.empty()) {
+    collaboration.cloud_failure = cloud_failure;
+  }
   if (!cloud_failure.empty()) {
     run.record.degraded = "the cloud could not take over uncertain positions (" + cloud_failure +
                           "); the on-device model wrote them";

@@ -19,9 +19,8 @@ net::awaitable<std::optional<ApiError>> run_review(Gateway& gateway, Gateway::Ru
                                                    const std::string& draft_tier) {
   const CompletionRequest& request = run.request;
   store::NewTicket ticket;
-  if (run.record.routing.is_object() && run.record.routing.contains("signals") &&
-      run.record.routing["signals"]["client"].is_string()) {
-    ticket.client = run.record.routing["signals"]["client"].get<std::string>();
+  if (run.record.routing) {
+    ticket.client = run.record.routing->signals.hints.client;  // "" when no client was named
   }
   ticket.model = request.model;
   ticket.request_json = dump(request.cloud_body);
@@ -54,10 +53,11 @@ net::awaitable<std::optional<ApiError>> run_review(Gateway& gateway, Gateway::Ru
   }
   const std::string& id = created->id;
   log_event(LogLevel::kInfo, "review", "ticket_created", {{"ticket", id}, {"reason", reason}});
-  run.record.review = {{"ticket", id},
-                       {"status", "pending_review"},
-                       {"reason", reason},
-                       {"poll", "/v1/tandem/reviews/" + id}};
+  ReviewPart& review = run.record.review.emplace();
+  review.ticket = id;
+  review.status = "pending_review";
+  review.reason = reason;
+  review.poll = "/v1/tandem/reviews/" + id;
   if (run.started && !co_await revise(run, run.record.tier, "human", reason)) {
     co_return client_gone();
   }

@@ -140,11 +140,11 @@ net::awaitable<std::optional<ApiError>> run_speculative(Gateway& gateway, Gatewa
     run.record.cloud_upstream = verify_record.cloud_upstream;
     run.record.cloud_model = verify_record.cloud_model;
   }
-  json verification = {{"judge", judge}};
+  VerificationPart verification;
+  verification.judge = judge;
   if (!verdict || std::holds_alternative<ApiError>(*verdict)) {
-    verification["status"] = "unverified";
-    verification["error"] =
-        verdict ? std::get<ApiError>(*verdict).message : std::string("no verdict");
+    verification.status = "unverified";
+    verification.error = verdict ? std::get<ApiError>(*verdict).message : std::string("no verdict");
     run.record.verification = std::move(verification);
     run.record.degraded = "the cloud could not verify the on-device answer";
     co_await finish(run, finish_name(summary.finish_reason), *run.record.edge_usage);
@@ -157,21 +157,21 @@ net::awaitable<std::optional<ApiError>> run_speculative(Gateway& gateway, Gatewa
     agree = normalised_answer(edge_text) == normalised_answer(cloud.text);
   } else if (judge == "confidence") {
     const auto conf = cloud_confidence(cloud.logprobs, kind, routing.cascade.weights);
-    verification["cloud_confidence"] = conf ? json(*conf) : json(nullptr);
+    verification.cloud_confidence = JudgedConfidence{conf};
     agree = normalised_answer(edge_text) == normalised_answer(cloud.text) || !conf ||
             *conf < routing.speculative.cloud_confidence;
   } else {
     const std::string reply = normalised_answer(cloud.text);
-    verification["cloud_reply"] = cloud.text;
+    verification.cloud_reply = cloud.text;
     agree = reply.rfind("yes", 0) == 0 || reply.rfind("no", 0) != 0;
   }
-  verification["status"] = agree ? "agreed" : "disagreed";
+  verification.status = agree ? "agreed" : "disagreed";
   if (!agree && judge == "prompt") {  // the cloud said no: its own answer replaces the edge's
     auto answer = co_await gateway.cloud_answer(kind, with_logprobs(run.request.cloud_body, kind),
                                                 run.cancel, run.record);
     if (auto* error = std::get_if<ApiError>(&answer)) {
-      verification["status"] = "disagreed_unrevised";
-      verification["error"] = error->message;
+      verification.status = "disagreed_unrevised";
+      verification.error = error->message;
       run.record.verification = std::move(verification);
       run.record.degraded = "the cloud judged the on-device answer wrong but could not answer";
       co_await finish(run, finish_name(summary.finish_reason), *run.record.edge_usage);

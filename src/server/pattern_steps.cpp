@@ -8,13 +8,6 @@ namespace tandem::server::pattern_steps {
 using nlohmann::json;
 using upstream::ApiKind;
 
-json snapshot_json(const routing::ConfidenceSnapshot& s, double threshold) {
-  return {{"tokens", s.tokens},           {"mean_logprob", s.mean_logprob},
-          {"min_logprob", s.min_logprob}, {"mean_entropy", s.mean_entropy},
-          {"mean_margin", s.mean_margin}, {"combined", s.combined},
-          {"threshold", threshold}};
-}
-
 std::optional<double> cloud_confidence(const json& logprobs, ApiKind kind,
                                        const config::ConfidenceWeights& weights) {
   routing::ConfidenceTracker tracker(weights);
@@ -85,7 +78,7 @@ net::awaitable<bool> revise(Gateway::Run& run, const std::string& from_tier,
   revision.from_tier = from_tier;
   revision.to_tier = to_tier;
   revision.reason = reason;
-  run.record.revision = revision.to_json();
+  run.record.revision = revision;
   run.record.tier = to_tier;
   if (!run.started) {
     co_return true;

@@ -20,9 +20,6 @@ namespace tandem::server::pattern_steps {
 
 using CloudResult = std::variant<Gateway::CloudAnswer, ApiError>;
 
-// The edge's confidence snapshot as the decision record shows it.
-nlohmann::json snapshot_json(const routing::ConfidenceSnapshot& s, double threshold);
-
 // The cloud's confidence in its own answer, from the token logprobs it returned: the same
 // learned combination as the edge's, with the signals the API exposes (logprobs only).
 std::optional<double> cloud_confidence(const nlohmann::json& logprobs, upstream::ApiKind kind,

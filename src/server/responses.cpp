@@ -6,6 +6,7 @@
 #include <random>
 
 #include "common/json_writer.h"
+#include "server/decision_parts_json.h"
 
 namespace tandem::server {
 
@@ -280,17 +281,9 @@ std::string revision_chunk_text(ApiKind kind, const ResponseIds& ids, const Revi
   JsonWriter out(text);
   out.begin_object().key("choices").begin_array().end_array();
   write_chunk_ids(out, kind, ids);
-  out.key("tandem")
-      .begin_object()
-      .key("revision")
-      .begin_object()
-      .member("from_tier", revision.from_tier)
-      .member("id", revision.id)
-      .member("reason", revision.reason)
-      .member("to_tier", revision.to_tier)
-      .end_object()
-      .end_object()
-      .end_object();
+  out.key("tandem").begin_object().key("revision");
+  write_json(out, revision);
+  out.end_object().end_object();
   return text;
 }
 

@@ -68,7 +68,7 @@ json ticket_json(const store::ReviewTicket& t) {
     record.tiers = {"human"};
     record.pattern = "review";
     record.reasons = {t.reason};
-    record.review = {{"ticket", t.id}, {"status", "answered"}, {"reviewer", t.reviewer}};
+    record.review = ReviewPart{t.id, "answered", std::nullopt, std::nullopt, t.reviewer};
     const Outcome outcome{"stop", TierUsage{}};
     out["completion"] = completion_response(kind, ids, t.answer, nullptr, outcome, record);
   }

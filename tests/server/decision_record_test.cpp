@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "routing/router.h"
 #include "server/gateway.h"
 #include "server/responses.h"
 
@@ -18,7 +19,7 @@ DecisionRecord full_record() {
   record.tiers = {"edge", "cloud"};
   record.pattern = "cascade";
   record.reasons = {"cascade.escalated", "ingress.below \"cascade\""};
-  record.routing = {{"decision", "cascade"}, {"complexity", 0.25}};
+  record.routing = RoutingPart{};
   record.edge_model = "tiny";
   record.edge_sha256 = "abc123";
   record.cloud_upstream = "openai";
@@ -32,14 +33,69 @@ DecisionRecord full_record() {
   record.latency_ms = 104.516938;
   record.fallbacks = {{"cloud:openai", "cloud:backup", "timeout"}};
   record.degraded = "edge throttled";
-  record.confidence = {{"mean_logprob", -0.5}};
-  record.escalation = {{"at_token", 4}};
-  record.verification = {{"verdict", "revise"}};
-  record.revision = {{"id", "rev_1"}};
-  record.collaboration = {{"handoffs", 2}};
-  record.review = {{"ticket", "t_1"}};
-  record.consistency = {{"hit", false}};
-  record.shadow = {{"sampled", true}};
+  record.confidence =
+      ConfidencePart{routing::ConfidenceSnapshot{4, -0.5, -1.0, 0.5, 0.2, 0.2}, 0.5};
+  record.escalation = EscalationPart{"edge confidence 0.2 < 0.5", false, false, 4, 4, std::nullopt};
+  record.verification =
+      VerificationPart{"match", "agreed", std::nullopt, std::nullopt, std::nullopt};
+  record.revision = Revision{"rev_1", "edge", "cloud", "low confidence"};
+  record.collaboration = CollaborationPart{2, 8, 40, 2.5, {}, std::nullopt};
+  record.review =
+      ReviewPart{"t_1", "pending_review", "legal", "/v1/tandem/reviews/t_1", std::nullopt};
+  record.consistency = ConsistencyPart{"acme", false, std::nullopt};
+  record.shadow = ShadowPart{true, "cascade", "pending", std::nullopt};
+  return record;
+}
+
+// A record as a request leaves it: the router's own explanation of a prompt (a privacy finding,
+// a review rule, hints, a remembered tier), every other part in the shape its pattern gives it.
+DecisionRecord realistic_record() {
+  config::RoutingConfig config;
+  config.review.enabled = true;
+  config.review.keywords = {{"legal", {"lawsuit"}}};
+  auto router = routing::Router::create(config);
+  EXPECT_TRUE(router.ok());
+  const std::string prompt = "Mail jane@example.com about the lawsuit, \"fast\".";
+  const json body = {{"messages", {{{"role", "user"}, {"content", prompt}}}}};
+  routing::RouteInput input;
+  input.document = &body;
+  input.text = prompt;
+  input.prompt.last_user = prompt;
+  input.prompt.total_chars = prompt.size();
+  input.prompt.turns = 3;
+  input.hints.client = "acme";
+  input.hints.latency_budget_ms = 250;
+  input.hints.pattern = "cascade";
+  input.hints.cloud_only_fields = {"response_format"};
+  routing::RouteSignals signals = (*router)->signals(input);
+  signals.opaque.push_back({"messages[0].content[1]", "image_url"});
+  signals.remembered = routing::RememberedTier{routing::Tier::kCloud, "escalated", 1234};
+  signals.escalation_capped = true;
+  routing::HealthSnapshot health;
+  health.cloud_online = false;
+  health.edge_throttled = true;
+  const routing::Decision decision = (*router)->decide(signals, health);
+
+  DecisionRecord record = full_record();
+  record.routing = (*router)->explanation(input, signals, decision, health, false);
+  record.confidence =
+      ConfidencePart{routing::ConfidenceSnapshot{17, -0.42, -3.125, 0.9, 2.3, 0.61}, 0.5};
+  record.escalation = EscalationPart{
+      "edge confidence 0.610000 < 0.700000", false, true, 17, 17, JudgedConfidence{0.27}};
+  record.verification = VerificationPart{"prompt", "disagreed_unrevised", "upstream timed out",
+                                         std::nullopt, "No, it is \xff wrong."};
+  record.revision = Revision{"rev-1", "edge", "cloud", "the cloud disagreed (prompt)"};
+  record.collaboration = CollaborationPart{
+      1,
+      20,
+      8,
+      2.5,
+      {{"edge", 20, CollaborationSegment::EdgePrompt{40, 5}}, {"cloud", 8, std::nullopt}},
+      "timeout"};
+  record.review = ReviewPart{"rt_9", "pending_review", "the cloud is unsure too",
+                             "/v1/tandem/reviews/rt_9", std::nullopt};
+  record.consistency = ConsistencyPart{"acme", true, ConsistencyPart::Override{true, "edge"}};
+  record.shadow = ShadowPart{true, "cascade", "compared", ShadowPart::Comparison{false, 0.4}};
   return record;
 }
 
@@ -50,6 +106,52 @@ TEST(DecisionRecordTest, TheTextIsWhatNlohmannWouldWrite) {
     const std::string text = record.json_text();
     EXPECT_EQ(text, dump(json::parse(text)));
   }
+}
+
+// The text of a realistic record, byte for byte as the gateway wrote it when the parts were
+// nlohmann::json values: the native parts must not change a single byte clients see.
+TEST(DecisionRecordTest, ARealisticRecordKeepsItsText) {
+  const std::string golden =
+      R"j({"collaboration":{"cloud_failure":"timeout","cloud_tokens":8,"edge_tokens":20,"e)j"
+      R"j(ntropy_threshold":2.5,"handoffs":1,"segments":[{"cached_prompt_tokens":5,"prompt)j"
+      R"j(_tokens":40,"tier":"edge","tokens":20},{"tier":"cloud","tokens":8}]},"confidence)j"
+      R"j(":{"combined":0.61,"mean_entropy":0.9,"mean_logprob":-0.42,"mean_margin":2.3,"mi)j"
+      R"j(n_logprob":-3.125,"threshold":0.5,"tokens":17},"consistency":{"client":"acme","o)j"
+      R"j(verrode":true,"used":true,"would_have_been":"edge"},"cost_usd":{"all_cloud":3.06)j"
+      R"j(e-05,"cloud":0.000123,"edge":0.0,"saved":-9.240000000000001e-05},"data_left_devi)j"
+      R"j(ce":true,"degraded":{"reason":"edge throttled"},"escalation":{"at_token":17,"clo)j"
+      R"j(ud_confidence":0.27,"early_stop":false,"edge_tokens_discarded":17,"prefix_decisi)j"
+      R"j(on":true,"reason":"edge confidence 0.610000 < 0.700000"},"fallbacks":[{"from":"c)j"
+      R"j(loud:openai","reason":"timeout","to":"cloud:backup"}],"latency_ms":104.516938,"m)j"
+      R"j(odels":{"cloud":{"model":"gpt-4o-mini","upstream":"openai"},"edge":{"name":"tiny)j"
+      R"j(","sha256":"abc123"}},"pattern":"cascade","reasons":["cascade.escalated","ingres)j"
+      R"j(s.below \"cascade\""],"review":{"poll":"/v1/tandem/reviews/rt_9","reason":"the c)j"
+      R"j(loud is unsure too","status":"pending_review","ticket":"rt_9"},"revision":{"from)j"
+      R"j(_tier":"edge","id":"rev-1","reason":"the cloud disagreed (prompt)","to_tier":"cl)j"
+      R"j(oud"},"routing":{"decision":{"cloud_allowed":false,"from_memory":false,"notice":)j"
+      R"j(null,"pattern":"none","reasons":[{"code":"privacy.detected","detail":"the reques)j"
+      R"j(t contains email (***@***.com) in messages[0].content"},{"code":"privacy.needs_c)j"
+      R"j(loud","detail":"the request uses response_format, which only the cloud model pro)j"
+      R"j(vides, and its data may not leave the device"}],"tier":null},"signals":{"client")j"
+      R"j(:"acme","cloud_only_fields":["response_format"],"complexity":{"model":"sha256:b5)j"
+      R"j(14a31adf6d3b2f","score":0.08779968817278679,"threshold":0.36868420069475716},"co)j"
+      R"j(nsistency":{"age_ms":1234,"reason":"escalated","tier":"cloud"},"escalation_cappe)j"
+      R"j(d":true,"health":{"cloud_configured":true,"cloud_online":false,"edge_available":)j"
+      R"j(true,"edge_throttled":true},"kind":"open","latency_budget_ms":250,"privacy":{"fi)j"
+      R"j(ndings":[{"detector":"email","field":"messages[0].content","length":16,"masked":)j"
+      R"j("***@***.com","offset":5}],"header_local_only":false,"key_local_only":false,"opa)j"
+      R"j(que":[{"field":"messages[0].content[1]","kind":"image_url"}]},"prompt":{"chars":)j"
+      R"j(48,"turns":3},"requested_pattern":"cascade","review":{"findings":[{"detector":"k)j"
+      R"j(eyword:legal","length":7,"masked":"***","offset":32}],"header":false}},"threshol)j"
+      R"j(ds":{"cascade":0.5,"collaborate_entropy":2.5,"edge_latency_budget_ms":300,"ingre)j"
+      R"j(ss":0.36868420069475716,"review_cloud":0.3}},"shadow":{"agreed":false,"f1":0.4,")j"
+      R"j(sampled":true,"status":"compared","would_have_been":"cascade"},"tier":"cloud","t)j"
+      R"j(iers":["edge","cloud"],"ttft_ms":12.5,"usage":{"cloud":{"cached_prompt_tokens":0)j"
+      R"j(,"completion_tokens":40,"prompt_tokens":12},"edge":{"cached_prompt_tokens":3,"co)j"
+      R"j(mpletion_tokens":8,"prompt_tokens":12}},"verification":{"cloud_reply":"No, it is)j"
+      R"j( � wrong.","error":"upstream timed out","judge":"prompt","status":"disagreed_unr)j"
+      R"j(evised"}})j";
+  EXPECT_EQ(realistic_record().json_text(), golden);
 }
 
 TEST(DecisionRecordTest, EveryPartAndTheCost) {
