@@ -9,7 +9,9 @@
 # gateway's own functions (inclusive), and leaves the profile in build/bench/profile/ for
 # callgrind_annotate or kcachegrind.
 # Knobs: SECONDS_MEASURED=20 WARMUP_SECONDS=5 TANDEM_YAML (appended to the configuration),
-# GATEWAY_STREAM=1 (streamed requests: four SSE chunks each).
+# GATEWAY_STREAM=1 (streamed requests: four SSE chunks each), SYSCALLS=1 (instead of
+# callgrind: system calls per request by name, strace -c -f over wrk -t1 -c64; strace slows
+# the process, the counts do not change).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 binary=${1:-$root/build/tandem}
@@ -17,7 +19,9 @@ upstream_bin=$root/build/tests/support/fault_upstream
 out=$root/build/bench/profile
 measured=${SECONDS_MEASURED:-20}
 warmup=${WARMUP_SECONDS:-5}
-for tool in valgrind callgrind_control callgrind_annotate wrk curl; do
+tools=(valgrind callgrind_control callgrind_annotate wrk curl)
+[[ -n "${SYSCALLS:-}" ]] && tools=(strace wrk curl)
+for tool in "${tools[@]}"; do
   command -v "$tool" >/dev/null || {
     echo "gateway_profile: needs $tool" >&2
     exit 1
@@ -53,8 +57,12 @@ cloud:
       health: {interval_ms: 0}
 ${TANDEM_YAML:-}
 EOF
-valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$out/callgrind.out" \
+if [[ -n "${SYSCALLS:-}" ]]; then
   "$binary" serve --config "$out/tandem.yaml" --port "$tandem_port" >"$out/tandem.log" 2>&1 &
+else
+  valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$out/callgrind.out" \
+    "$binary" serve --config "$out/tandem.yaml" --port "$tandem_port" >"$out/tandem.log" 2>&1 &
+fi
 valgrind_pid=$!
 pids+=("$valgrind_pid")
 url=http://127.0.0.1:$tandem_port/v1/chat/completions
@@ -67,6 +75,25 @@ wrk_requests() {
     sed -n 's/^WRK_JSON .*"requests":\([0-9]*\).*/\1/p'
 }
 wrk_requests "$warmup" >/dev/null
+if [[ -n "${SYSCALLS:-}" ]]; then
+  strace -c -f -o "$out/strace.txt" -p "$valgrind_pid" &
+  strace_pid=$!
+  sleep 1  # attached to every thread before counting starts
+  requests=$(GATEWAY_MODEL=fault-ok wrk -t1 -c64 -d"$measured"s -s "$root/bench/gateway_wrk.lua" \
+    "$url" | sed -n 's/^WRK_JSON .*"requests":\([0-9]*\).*/\1/p')
+  kill -INT "$strace_pid"
+  wait "$strace_pid" 2>/dev/null || true
+  echo "requests measured: $requests (wrk -t1 -c64); system calls per request:"
+  echo
+  echo "| system call | per request |"
+  echo "| --- | ---: |"
+  # strace -c: % time, seconds, usecs/call, calls, [errors,] name.
+  awk -v n="$requests" '$1 ~ /^[0-9.]+$/ && $NF != "total" && $4 / n >= 0.01 {
+      printf "| %s | %.2f |\n", $NF, $4 / n }' "$out/strace.txt" | sort -t'|' -k3 -rn
+  awk -v n="$requests" '$1 ~ /^[0-9.]+$/ && $NF == "total" {
+      printf "| **all** | **%.2f** |\n", $4 / n }' "$out/strace.txt"
+  exit 0
+fi
 callgrind_control -i on "$valgrind_pid" >/dev/null
 requests=$(wrk_requests "$measured")
 callgrind_control -i off "$valgrind_pid" >/dev/null
