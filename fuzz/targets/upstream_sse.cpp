@@ -93,7 +93,10 @@ bool integers_fit_64_bits(const std::string& text) {
 void check_chunk(const std::string& data, ApiKind kind, bool whole) {
   const auto event = upstream::parse_cloud_chunk(data, kind, whole);
   const auto json = nlohmann::json::parse(data, nullptr, false);
-  const bool usable = json_nesting_depth(data) <= kMaxJsonDepth && !json.is_discarded() &&
+  // nlohmann::json takes a NUL byte for the end of its input and so accepts `{}` followed by a
+  // NUL and anything; JSON allows no raw NUL anywhere, and the reply reader refuses one.
+  const bool valid = !json.is_discarded() && data.find('\0') == std::string::npos;
+  const bool usable = json_nesting_depth(data) <= kMaxJsonDepth && valid &&
                       integers_fit_64_bits(data) && json.is_object() && !json.contains("error") &&
                       has_answer_structure(json, kind, whole);
   FUZZ_CHECK(event.ok() == usable);

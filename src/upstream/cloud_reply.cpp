@@ -27,7 +27,12 @@ struct Parsed {
   element root;
 };
 
-std::optional<Parsed> parse(const std::string& text) {
+std::optional<Parsed> parse(std::string_view text) {
+  // RFC 8259 lets a reader ignore a leading byte order mark; some servers write one.
+  constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
+  if (text.starts_with(kByteOrderMark)) {
+    text.remove_prefix(kByteOrderMark.size());
+  }
   thread_local simdjson::dom::parser kept;
   Parsed parsed;
   simdjson::dom::parser* parser = &kept;

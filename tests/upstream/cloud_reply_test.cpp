@@ -222,6 +222,18 @@ TEST(CloudChunkTest, AnIntegerBeyondSixtyFourBitsIsMalformed) {
   EXPECT_EQ(big.usage_problem, "usage.prompt_tokens is 18446744073709551615");
 }
 
+// A leading byte order mark is ignored (RFC 8259 allows it); a NUL byte is JSON nowhere, and
+// what follows one is not ignored (as nlohmann::json would, taking it for the end of input).
+TEST(CloudChunkTest, AByteOrderMarkIsIgnoredAndANulByteIsMalformed) {
+  const CloudEvent marked =
+      parsed("\xEF\xBB\xBF{\"choices\":[{\"message\":{\"content\":\"a\"}}]}", true);
+  EXPECT_EQ(marked.text, "a");
+  const std::string nul_then_junk("{\"choices\":[]}\0{\"logpr[bs\":null", 31);
+  auto event = parse_cloud_chunk(nul_then_junk, ApiKind::kChat);
+  ASSERT_FALSE(event.ok());
+  EXPECT_NE(event.error().message.find("malformed"), std::string::npos);
+}
+
 TEST(CloudErrorTest, TheMessageOfAnErrorBodyOrTheBodyItself) {
   EXPECT_EQ(error_message_of(R"({"error":{"message":"slow down","type":"rate_limit"}})"),
             "slow down");
