@@ -398,7 +398,9 @@ json run_case(const Router& router, const PrivacyScanner& scanner, const std::st
       {"complexity", signals.complexity},
       {"tier", tier_name(decision.tier)},
       {"pattern", pattern_name(decision.pattern)},
-      {"reason", decision.reasons.empty() ? "" : decision.reasons.front().code},
+      {"reason", decision.reasons.empty()
+                     ? std::string()
+                     : std::string(reason_code_name(decision.reasons.front().code))},
   };
   std::cerr << "routing_bench: " << config_name << " " << variant << " " << chars << " chars: p50 "
             << w.p50 << " us, p99 " << w.p99 << " us (" << iterations << ")\n";

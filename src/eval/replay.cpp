@@ -263,7 +263,7 @@ Replayer::Outcome Replayer::redecide(const RecordedRequest& r, const Outcome& wa
   const RouteSignals s = signals(r, kind);
   const Decision decision = router_->decide(s, HealthSnapshot{});
   if (!decision.reasons.empty()) {
-    reason = decision.reasons.front().code;
+    reason = std::string(reason_code_name(decision.reasons.front().code));
     detail = decision.reasons.front().detail;
   }
   const config::KindCascade cascade = cascade_settings(cfg.cascade, kind);

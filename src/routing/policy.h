@@ -15,6 +15,7 @@
 #include "routing/privacy_scanner.h"
 #include "routing/prompt_features.h"
 #include "routing/query_kind.h"
+#include "routing/reason_code.h"
 
 namespace tandem::routing {
 
@@ -39,8 +40,8 @@ inline constexpr const char* kPatternNames[] = {"ingress",     "cascade", "specu
                                                 "collaborate", "edge",    "cloud"};
 
 struct Reason {
-  std::string code;    // stable, machine-readable: "privacy.payment_card", "cloud.offline", ...
-  std::string detail;  // for people
+  ReasonCode code = ReasonCode::kNoTier;  // machine-readable; reason_code_name() is its name
+  std::string detail;                     // for people
 };
 
 // What the request itself says, parsed from headers and the key's policy.
@@ -108,10 +109,6 @@ Decision decide(const config::RoutingConfig& config, const RouteSignals& signals
 // pattern is kNone when no tier may answer; its reasons then say why.
 std::optional<Decision> privacy_decision(const config::RoutingConfig& config,
                                          const RouteSignals& signals, const HealthSnapshot& health);
-
-// Reason codes of a kNone decision that the client can act on (400, not 503).
-inline constexpr const char* kNeedsCloudCode = "privacy.needs_cloud";
-inline constexpr const char* kOpaqueRefusedCode = "privacy.opaque_refused";
 
 // The cascade's threshold and confidence weights for a query of `kind`: the kind's own
 // calibration when the configuration has one, else the global one.

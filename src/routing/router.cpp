@@ -186,7 +186,7 @@ json to_json(const std::vector<OpaqueContent>& opaque) {
 json to_json(const Decision& decision) {
   json reasons = json::array();
   for (const auto& r : decision.reasons) {
-    reasons.push_back({{"code", r.code}, {"detail", r.detail}});
+    reasons.push_back({{"code", std::string(reason_code_name(r.code))}, {"detail", r.detail}});
   }
   return {{"tier", decision.tier == Tier::kNone ? json(nullptr) : json(tier_name(decision.tier))},
           {"pattern", pattern_name(decision.pattern)},

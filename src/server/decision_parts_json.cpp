@@ -38,7 +38,10 @@ void write_decision(JsonWriter& out, const routing::Decision& decision) {
   write_string_or_null(out, decision.notice);
   out.member("pattern", routing::pattern_name(decision.pattern)).key("reasons").begin_array();
   for (const auto& r : decision.reasons) {
-    out.begin_object().member("code", r.code).member("detail", r.detail).end_object();
+    out.begin_object()
+        .member("code", routing::reason_code_name(r.code))
+        .member("detail", r.detail)
+        .end_object();
   }
   out.end_array().key("tier");
   if (decision.tier == routing::Tier::kNone) {

@@ -63,12 +63,12 @@ ApiError no_tier_error(const routing::Decision& decision, const CompletionReques
     details.push_back(r.detail);
   }
   for (const auto& r : decision.reasons) {
-    if (r.code == routing::kNeedsCloudCode) {
+    if (r.code == routing::ReasonCode::kPrivacyNeedsCloud) {
       const std::string& field = request.cloud_only_fields.front();
       return invalid_request("the request cannot be answered: " + join(details, "; "),
                              field.substr(0, field.find('=')), "private_data_needs_cloud");
     }
-    if (r.code == routing::kOpaqueRefusedCode) {
+    if (r.code == routing::ReasonCode::kPrivacyOpaqueRefused) {
       return invalid_request("the request cannot be answered: " + join(details, "; "), "",
                              "opaque_content_refused");
     }
@@ -123,9 +123,7 @@ Step step_for(Pattern pattern) {
 // Whether the tier this routed decision chose is a preference worth remembering for the
 // client's similar queries: rules (privacy, health, latency, capability) are not.
 bool worth_remembering(const routing::Decision& decision) {
-  const std::string& code = decision.reasons.front().code;
-  return code.rfind("pattern.", 0) == 0 || code.rfind("ingress.", 0) == 0 ||
-         code == "consistency.memory";
+  return routing::is_preference(decision.reasons.front().code);
 }
 
 }  // namespace

@@ -19,11 +19,6 @@ namespace {
 // item, so a busy gateway commits a few times a second rather than once per request.
 constexpr auto kBatchDelay = std::chrono::milliseconds(100);
 
-bool is_preference(const std::string& code) {
-  return code.rfind("pattern.", 0) == 0 || code.rfind("ingress.", 0) == 0 ||
-         code == "consistency.memory";
-}
-
 int64_t hour_of(int64_t unix_ms) {
   return unix_ms - unix_ms % store::kShadowHourMs;
 }
@@ -36,7 +31,7 @@ bool shadow_applies(const config::ShadowConfig& config, const routing::RouteSign
       !signals.hints.pattern.empty()) {
     return false;
   }
-  return is_preference(decision.reasons.front().code);
+  return routing::is_preference(decision.reasons.front().code);
 }
 
 routing::Decision shadow_decision(const routing::Decision& original) {
@@ -47,8 +42,8 @@ routing::Decision shadow_decision(const routing::Decision& original) {
   const std::string without = original.reasons.empty()
                                   ? std::string(routing::pattern_name(original.pattern))
                                   : original.reasons.front().detail;
-  d.reasons.push_back(
-      {"shadow.cloud", std::string("shadow mode: the cloud answers while the edge is measured "
+  d.reasons.push_back({routing::ReasonCode::kShadowCloud,
+                       std::string("shadow mode: the cloud answers while the edge is measured "
                                    "beside it; without shadow mode: ") +
                            routing::pattern_name(original.pattern) + " (" + without + ")"});
   return d;

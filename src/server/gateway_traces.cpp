@@ -46,17 +46,18 @@ std::string final_tier(const DecisionRecord& record, bool failed) {
 std::vector<std::string> reason_codes(const routing::Decision& decision) {
   std::vector<std::string> codes;
   for (const auto& r : decision.reasons) {
-    codes.push_back(r.code);
+    codes.emplace_back(routing::reason_code_name(r.code));
   }
   return codes;
 }
 
 std::vector<std::string> explicit_model_reasons(bool cloud_model,
                                                 const std::optional<routing::Decision>& pinned) {
-  std::vector<std::string> codes = {cloud_model ? "model.cloud" : "model.edge"};
+  std::vector<std::string> codes = {std::string(routing::reason_code_name(
+      cloud_model ? routing::ReasonCode::kModelCloud : routing::ReasonCode::kModelEdge))};
   if (pinned) {
     for (const auto& r : pinned->reasons) {
-      codes.push_back(r.code);
+      codes.emplace_back(routing::reason_code_name(r.code));
     }
   }
   return codes;

@@ -105,14 +105,15 @@ TEST_P(GoldenPolicy, DecidesAsRecorded) {
   const YAML::Node expect = c["expect"];
   ASSERT_FALSE(d.reasons.empty());
   EXPECT_EQ(tier_name(d.tier), expect["tier"].as<std::string>());
-  EXPECT_EQ(d.reasons.front().code, expect["reason"].as<std::string>()) << d.reasons.front().detail;
+  EXPECT_EQ(reason_code_name(d.reasons.front().code), expect["reason"].as<std::string>())
+      << d.reasons.front().detail;
   if (expect["pattern"]) {
     EXPECT_EQ(pattern_name(d.pattern), expect["pattern"].as<std::string>());
   }
   if (expect["reasons"]) {
     std::vector<std::string> codes;
     for (const auto& r : d.reasons) {
-      codes.push_back(r.code);
+      codes.emplace_back(reason_code_name(r.code));
     }
     EXPECT_EQ(codes, expect["reasons"].as<std::vector<std::string>>());
   }
