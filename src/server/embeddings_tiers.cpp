@@ -40,7 +40,7 @@ net::awaitable<EmbeddingsAnswer> edge_embeddings(Gateway& gateway, EmbeddingsReq
   if (engine == nullptr) {
     co_return error_answer(unavailable(
         "embeddings come from the edge model, which is not available: " + gateway.edge_problem(),
-        "edge_unavailable"));
+        "edge_unavailable", 503, ErrorOrigin::kEdge));
   }
   if (request.dimensions && *request.dimensions != engine->embedding_dimensions()) {
     co_return error_answer(invalid_request("dimensions: the edge model's embeddings have " +
@@ -56,7 +56,7 @@ net::awaitable<EmbeddingsAnswer> edge_embeddings(Gateway& gateway, EmbeddingsReq
   record.edge_sha256 = engine->model().sha256;
   store::TraceRecord trace;
   trace.model = request.model;
-  trace.reason_codes = {"model.edge"};
+  trace.reason_codes = {std::string(routing::reason_code_name(routing::ReasonCode::kModelEdge))};
   auto executor = co_await net::asio::this_coro::executor;
   auto answers = std::make_shared<net::AsyncQueue<Result<engine::EmbeddingResult>>>(executor);
   // The inputs are tokenized by embed(): on the edge's workers, not this I/O thread.
@@ -68,7 +68,7 @@ net::awaitable<EmbeddingsAnswer> edge_embeddings(Gateway& gateway, EmbeddingsReq
   const Status queued = co_await net::run_on(gateway.edge_workers(), queue_inputs);
   if (!queued) {
     ApiError error = api_error_from(queued.error());
-    if (error.status == 400) {
+    if (error.origin == ErrorOrigin::kClient) {
       error.param = "input";  // the engine's checks are of the inputs: ids, lengths
     }
     count(gateway, std::move(trace), record, true);
@@ -78,7 +78,8 @@ net::awaitable<EmbeddingsAnswer> edge_embeddings(Gateway& gateway, EmbeddingsReq
   if (!answer || !*answer) {
     count(gateway, std::move(trace), record, true);
     if (!answer) {
-      co_return error_answer(unavailable("the edge engine stopped answering", "edge_unavailable"));
+      co_return error_answer(unavailable("the edge engine stopped answering", "edge_unavailable",
+                                         503, ErrorOrigin::kEdge));
     }
     co_return error_answer(api_error_from(answer->error()));
   }
@@ -98,7 +99,8 @@ net::awaitable<EmbeddingsAnswer> edge_embeddings(Gateway& gateway, EmbeddingsReq
 std::string pin_reasons(const routing::Decision& pinned) {
   std::vector<std::string> details;
   for (const auto& r : pinned.reasons) {
-    if (r.code != "privacy.edge_only" && r.code != "edge.unavailable") {
+    if (r.code != routing::ReasonCode::kPrivacyEdgeOnly &&
+        r.code != routing::ReasonCode::kEdgeUnavailable) {
       details.push_back(r.detail);
     }
   }
@@ -109,8 +111,9 @@ std::string pin_reasons(const routing::Decision& pinned) {
 ApiError privacy_refusal(const routing::Decision& pinned, const std::string& model,
                          const std::string& edge_name) {
   const bool opaque_refused =
-      std::any_of(pinned.reasons.begin(), pinned.reasons.end(),
-                  [](const routing::Reason& r) { return r.code == routing::kOpaqueRefusedCode; });
+      std::any_of(pinned.reasons.begin(), pinned.reasons.end(), [](const routing::Reason& r) {
+        return r.code == routing::ReasonCode::kPrivacyOpaqueRefused;
+      });
   if (opaque_refused) {
     return invalid_request("the request cannot be answered: " + pin_reasons(pinned), "input",
                            "opaque_content_refused");
@@ -184,7 +187,8 @@ std::optional<ApiError> refuse_private_input(Gateway& gateway, const EmbeddingsR
   record.may_leave_device = false;
   record.routing = gateway.router().explanation(input, signals, *pinned, health, false);
   for (const auto& r : pinned->reasons) {
-    if (r.code != "privacy.edge_only" && r.code != "edge.unavailable") {
+    if (r.code != routing::ReasonCode::kPrivacyEdgeOnly &&
+        r.code != routing::ReasonCode::kEdgeUnavailable) {
       record.reasons.push_back(r.detail);
     }
   }
@@ -269,7 +273,7 @@ net::awaitable<EmbeddingsAnswer> ask_cloud_upstreams(Gateway& gateway,
   if (!error) {
     error = unavailable(
         "every cloud upstream for embeddings of '" + request.model + "' failed: " + join(problems),
-        "cloud_unavailable", 502);
+        "cloud_unavailable", 502, ErrorOrigin::kCloud);
   }
   record.latency_ms = ms_since(record.started_at);
   count(gateway, std::move(trace), record, true);

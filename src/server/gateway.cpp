@@ -74,7 +74,7 @@ void trace_decision(const DecisionRecord& record, const std::string& prompt) {
   std::vector<std::string> codes;
   if (record.routing) {
     for (const auto& reason : record.routing->decision.reasons) {
-      codes.push_back(reason.code);
+      codes.emplace_back(routing::reason_code_name(reason.code));
     }
   }
   LogFields fields = {{"request_id", record.request_id},
@@ -386,10 +386,15 @@ net::awaitable<bool> Gateway::run_plan(const Plan& plan, const CompletionRequest
       co_return false;
     }
     const bool last = i + 1 == steps.size();
-    // A request the client got wrong fails the same on every tier; a prompt too long for the
-    // edge's context is the exception.
-    const bool clients_fault = error->status == 400 && error->code != "context_length_exceeded";
-    if (run.started || cancel.cancelled() || last || clients_fault || error->status == 499) {
+    // A request the client got wrong fails the same on every tier (a prompt too long for the
+    // edge's context is retryable: the cloud's may hold it).
+    if (run.started || cancel.cancelled() || last || error->clients_fault() || error->cancelled) {
+      log_event(LogLevel::kInfo, "gateway", "request_error",
+                {{"request_id", record.request_id},
+                 {"origin", error_origin_name(error->origin)},
+                 {"code", error->code.empty() ? error->type : error->code},
+                 {"status", std::to_string(error->status)},
+                 {"retryable", error->retryable ? "true" : "false"}});
       record.latency_ms = ms_since(record.started_at);
       co_await run.sink.fail(*error, record);
       co_return true;

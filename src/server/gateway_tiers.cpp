@@ -87,6 +87,40 @@ bool has_content(const Piece& piece) {
          !piece.logprobs.is_null();
 }
 
+// The upstreams that serve `model`, in their configured order.
+std::vector<upstream::Upstream*> serving(
+    const std::vector<std::unique_ptr<upstream::Upstream>>& upstreams, const std::string& model) {
+  std::vector<upstream::Upstream*> candidates;
+  for (const auto& u : upstreams) {
+    if (u->serves(model)) {
+      candidates.push_back(u.get());
+    }
+  }
+  return candidates;
+}
+
+// Why the cloud loop passes an upstream by: what the error lists, what the record says.
+struct Skipped {
+  std::string problem;
+  std::string reason;
+};
+
+// Why `u` cannot take `request` now (offline, or unable to run what only a native Responses
+// upstream runs); nullopt when it can.
+std::optional<Skipped> why_skipped(const upstream::Upstream& u, const CompletionRequest& request,
+                                   bool native) {
+  if (!u.online()) {
+    return Skipped{u.name() + " is offline (" + u.status().last_error + ")",
+                   u.name() + ": offline"};
+  }
+  if (!native && request.needs_native) {
+    const std::string why =
+        u.name() + " speaks chat completions, which cannot run " + join(request.cloud_only_fields);
+    return Skipped{why, why};
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 net::awaitable<bool> Gateway::start_answer(Run& run, const std::string& tier) {
@@ -104,7 +138,8 @@ net::awaitable<bool> Gateway::start_answer(Run& run, const std::string& tier) {
 std::variant<engine::GenerationRequest, ApiError> Gateway::edge_generation(
     const CompletionRequest& request) const {
   if (!engine_) {
-    return unavailable("the edge model is not available: " + edge_problem_, "edge_unavailable");
+    return unavailable("the edge model is not available: " + edge_problem_, "edge_unavailable", 503,
+                       ErrorOrigin::kEdge);
   }
   if (!request.cloud_only_fields.empty()) {
     return invalid_request("the edge model cannot honour " + join(request.cloud_only_fields),
@@ -181,7 +216,8 @@ net::awaitable<std::variant<engine::CompletionSummary, ApiError>> Gateway::edge_
     auto item = co_await queue->pop();
     if (!item) {
       request_handle->cancel();
-      co_return unavailable("the edge engine stopped answering", "edge_unavailable");
+      co_return unavailable("the edge engine stopped answering", "edge_unavailable", 503,
+                            ErrorOrigin::kEdge);
     }
     if (auto* event = std::get_if<engine::TokenEvent>(&*item)) {
       if (stopped) {
@@ -386,32 +422,21 @@ net::awaitable<std::optional<ApiError>> Gateway::run_cloud(Run& run) {
   const CompletionRequest& request = run.request;
   DecisionRecord& record = run.record;
   const std::string model = request.model == kRoutedModel ? cloud_model() : request.model;
-  std::vector<upstream::Upstream*> candidates;
-  for (const auto& u : upstreams_) {
-    if (u->serves(model)) {
-      candidates.push_back(u.get());
-    }
-  }
+  const std::vector<upstream::Upstream*> candidates = serving(upstreams_, model);
   if (candidates.empty()) {
-    co_return unavailable("no cloud upstream is configured", "cloud_unavailable");
+    co_return unavailable("no cloud upstream is configured", "cloud_unavailable", 503,
+                          ErrorOrigin::kCloud);
   }
   std::vector<std::string> problems;
   for (size_t i = 0; i < candidates.size(); ++i) {
     upstream::Upstream& u = *candidates[i];
-    if (!u.online()) {
-      problems.push_back(u.name() + " is offline (" + u.status().last_error + ")");
-      record.reasons.push_back("skipped " + u.name() + ": offline");
-      continue;
-    }
     // A Responses request goes as it came while the client has nothing yet: after an edge
     // draft (a cascade's revision) the answer continues in the events already begun.
     const bool native = !request.responses_body.is_null() && !run.started &&
                         u.config().api == config::UpstreamApi::kResponses;
-    if (!native && request.needs_native) {
-      const std::string why = u.name() + " speaks chat completions, which cannot run " +
-                              join(request.cloud_only_fields);
-      problems.push_back(why);
-      record.reasons.push_back("skipped " + why);
+    if (auto skipped = why_skipped(u, request, native)) {
+      problems.push_back(skipped->problem);
+      record.reasons.push_back("skipped " + skipped->reason);
       continue;
     }
     const bool started_before = run.started;
@@ -448,11 +473,16 @@ net::awaitable<std::optional<ApiError>> Gateway::run_cloud(Run& run) {
     const auto& http = failure->http;
     const bool sent_here = run.started && !started_before;
     if (failure->delivered || sent_here || http.kind == upstream::HttpFailure::Kind::kCancelled) {
-      co_return unavailable(http.message, "upstream_error", 502);
+      co_return unavailable(http.message, "upstream_error", 502, ErrorOrigin::kCloud);
     }
     if (failure->client_error) {
       ApiError e = invalid_request(http.message);
       e.status = http.status;
+      // A 400 is the request's own fault (the edge would refuse it too); another refusal (a
+      // 404 or 422: the upstream's model or its limits) leaves the edge free to try.
+      if (http.status != 400) {
+        e.origin = ErrorOrigin::kCloud;
+      }
       co_return e;
     }
     problems.push_back(http.message);
@@ -462,7 +492,7 @@ net::awaitable<std::optional<ApiError>> Gateway::run_cloud(Run& run) {
     }
   }
   co_return unavailable("every cloud upstream for '" + model + "' failed: " + join(problems),
-                        "cloud_unavailable", 502);
+                        "cloud_unavailable", 502, ErrorOrigin::kCloud);
 }
 
 net::awaitable<std::variant<Gateway::CloudAnswer, ApiError>> Gateway::cloud_answer(
@@ -521,9 +551,11 @@ net::awaitable<std::variant<Gateway::CloudAnswer, ApiError>> Gateway::cloud_answ
     }
   }
   if (problems.empty()) {
-    co_return unavailable("no cloud upstream serves '" + model + "'", "cloud_unavailable");
+    co_return unavailable("no cloud upstream serves '" + model + "'", "cloud_unavailable", 503,
+                          ErrorOrigin::kCloud);
   }
-  co_return unavailable("the cloud tier failed: " + join(problems), "cloud_unavailable", 502);
+  co_return unavailable("the cloud tier failed: " + join(problems), "cloud_unavailable", 502,
+                        ErrorOrigin::kCloud);
 }
 
 }  // namespace tandem::server

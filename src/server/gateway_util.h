@@ -54,9 +54,12 @@ inline std::string gaming_identity(const std::string& client, bool keyed) {
   return keyed ? client.substr(0, client.find('/')) : client;
 }
 
-// A tier cannot answer: 503 by default, 502 when an upstream failed.
-inline ApiError unavailable(std::string message, std::string code, int status = 503) {
+// A tier cannot answer now (retryable): 503 by default, 502 when an upstream failed.
+inline ApiError unavailable(std::string message, std::string code, int status = 503,
+                            ErrorOrigin origin = ErrorOrigin::kGateway) {
   ApiError e;
+  e.origin = origin;
+  e.retryable = true;
   e.status = status;
   e.type = "server_error";
   e.code = std::move(code);
@@ -83,6 +86,7 @@ inline ApiError internal_error(const std::string& request_id) {
       "logged with request id " +
           request_id,
       "internal_error", 500);
+  e.retryable = false;
   return e;
 }
 
