@@ -281,22 +281,11 @@ void check_fields(const json& body) {
   }
 }
 
-ResponsesRequest parse_checked(const json& body, bool default_store,
-                               const ServedNatively& served_natively) {
-  check_fields(body);
-  ResponsesRequest r;
-  r.model = string_member(body, "model", "body");
-  const bool native = served_natively && served_natively(r.model);
-  if (!body.contains("input")) {
-    fail("input", "is required");
-  }
-  r.input = input_messages(body["input"], native);
+// `tools` and `tool_choice`: translated for chat, kept for the echo; a built-in tool or a
+// choice forcing one is a native upstream's only.
+void read_tools(const json& body, bool native, ResponsesRequest& r) {
   json& chat = r.chat_fields;
   json& echo = r.echo;
-  if (body.contains("instructions") && !body["instructions"].is_null()) {
-    r.instructions = string_member(body, "instructions", "body");
-  }
-  echo["instructions"] = r.instructions.empty() ? json(nullptr) : json(r.instructions);
   echo["tools"] = json::array();
   if (body.contains("tools") && !body["tools"].is_null()) {
     json tools = chat_tools(body["tools"], native, r.native_only);
@@ -316,6 +305,12 @@ ResponsesRequest parse_checked(const json& body, bool default_store,
     }
     echo["tool_choice"] = choice;
   }
+}
+
+// What shapes the output: `text` (its format), `max_output_tokens` and the sampling fields.
+void read_output_options(const json& body, ResponsesRequest& r) {
+  json& chat = r.chat_fields;
+  json& echo = r.echo;
   echo["text"] = {{"format", {{"type", "text"}}}};
   if (body.contains("text") && !body["text"].is_null()) {
     if (json format = chat_response_format(body["text"]); !format.is_null()) {
@@ -341,6 +336,11 @@ ResponsesRequest parse_checked(const json& body, bool default_store,
   if (echo["parallel_tool_calls"].is_null()) {
     echo["parallel_tool_calls"] = true;
   }
+}
+
+// How the response is delivered and kept: `stream`, `store`, `previous_response_id`, `metadata`.
+void read_delivery(const json& body, bool default_store, ResponsesRequest& r) {
+  json& echo = r.echo;
   r.stream = body.contains("stream") && body["stream"].is_boolean() && body["stream"].get<bool>();
   if (body.contains("stream") && !body["stream"].is_boolean() && !body["stream"].is_null()) {
     fail("stream", "must be true or false");
@@ -364,7 +364,26 @@ ResponsesRequest parse_checked(const json& body, bool default_store,
     }
     echo["metadata"] = body["metadata"];
   }
-  echo["truncation"] = "disabled";
+}
+
+ResponsesRequest parse_checked(const json& body, bool default_store,
+                               const ServedNatively& served_natively) {
+  check_fields(body);
+  ResponsesRequest r;
+  r.model = string_member(body, "model", "body");
+  const bool native = served_natively && served_natively(r.model);
+  if (!body.contains("input")) {
+    fail("input", "is required");
+  }
+  r.input = input_messages(body["input"], native);
+  if (body.contains("instructions") && !body["instructions"].is_null()) {
+    r.instructions = string_member(body, "instructions", "body");
+  }
+  r.echo["instructions"] = r.instructions.empty() ? json(nullptr) : json(r.instructions);
+  read_tools(body, native, r);
+  read_output_options(body, r);
+  read_delivery(body, default_store, r);
+  r.echo["truncation"] = "disabled";
   r.body = body;
   return r;
 }

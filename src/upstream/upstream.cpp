@@ -179,29 +179,47 @@ net::awaitable<std::optional<UpstreamFailure>> Upstream::attempt(const CloudRequ
   auto exchange = std::move(std::get<std::unique_ptr<HttpExchange>>(opened));
   CancelRegistration registration(cancel, [raw = exchange.get()] { raw->cancel(); });
   if (!request.stream) {
-    auto whole = co_await read_json(*exchange);
-    if (auto* failed = std::get_if<UpstreamFailure>(&whole)) {
-      co_return std::move(*failed);
-    }
-    auto event = parse_cloud_chunk(std::get<std::string>(whole), request.kind, true);
-    if (!event) {
-      co_return make_failure(config_.name, Kind::kProtocol,
-                             "upstream " + config_.name + ": " + event.error().message);
-    }
-    note_usage_problem(*event);
-    delivered = true;
-    if (!co_await sink(std::move(event).value())) {
-      cancel.cancel();
-      co_return make_failure(config_.name, Kind::kCancelled, "the client went away");
-    }
-    co_return std::nullopt;
+    auto whole = co_await relay_whole(*exchange, request, sink, cancel, delivered);
+    co_return whole;
   }
-  if (exchange->content_type().rfind("text/event-stream", 0) != 0) {
+  auto streamed = co_await relay_stream(*exchange, request, sink, cancel, delivered);
+  co_return streamed;
+}
+
+net::awaitable<std::optional<UpstreamFailure>> Upstream::relay_whole(HttpExchange& exchange,
+                                                                     const CloudRequest& request,
+                                                                     const EventSink& sink,
+                                                                     CancelSignal& cancel,
+                                                                     bool& delivered) {
+  auto whole = co_await read_json(exchange);
+  if (auto* failed = std::get_if<UpstreamFailure>(&whole)) {
+    co_return std::move(*failed);
+  }
+  auto event = parse_cloud_chunk(std::get<std::string>(whole), request.kind, true);
+  if (!event) {
+    co_return make_failure(config_.name, Kind::kProtocol,
+                           "upstream " + config_.name + ": " + event.error().message);
+  }
+  note_usage_problem(*event);
+  delivered = true;
+  const bool taken = co_await sink(std::move(event).value());
+  if (!taken) {
+    cancel.cancel();
+    co_return make_failure(config_.name, Kind::kCancelled, "the client went away");
+  }
+  co_return std::nullopt;
+}
+
+net::awaitable<std::optional<UpstreamFailure>> Upstream::relay_stream(HttpExchange& exchange,
+                                                                      const CloudRequest& request,
+                                                                      const EventSink& sink,
+                                                                      CancelSignal& cancel,
+                                                                      bool& delivered) {
+  if (exchange.content_type().rfind("text/event-stream", 0) != 0) {
     co_return make_failure(config_.name, Kind::kProtocol,
                            "upstream " + config_.name + " answered with Content-Type '" +
-                               exchange->content_type() + "', expected text/event-stream");
+                               exchange.content_type() + "', expected text/event-stream");
   }
-
   net::SseParser parser;
   std::vector<std::string> events;
   bool finished = false;
@@ -212,7 +230,7 @@ net::awaitable<std::optional<UpstreamFailure>> Upstream::attempt(const CloudRequ
                             ": the upstream sent a malformed stream: no event carried choices");
   };
   while (true) {
-    auto part = co_await exchange->read_some();
+    auto part = co_await exchange.read_some();
     if (auto* failed = std::get_if<HttpFailure>(&part)) {
       co_return named_failure(config_.name, std::move(*failed));
     }
@@ -237,9 +255,9 @@ net::awaitable<std::optional<UpstreamFailure>> Upstream::attempt(const CloudRequ
           co_return no_answer();
         }
         // Read the stream's terminating chunk too, so the connection can be pooled.
-        auto rest = co_await exchange->read_some();
+        auto rest = co_await exchange.read_some();
         if (std::holds_alternative<std::string>(rest) && !std::get<std::string>(rest).empty()) {
-          co_await exchange->read_all(kMaxErrorBody);
+          co_await exchange.read_all(kMaxErrorBody);
         }
         co_return std::nullopt;
       }
@@ -257,7 +275,8 @@ net::awaitable<std::optional<UpstreamFailure>> Upstream::attempt(const CloudRequ
       // Only output makes a retry unsafe: a usage, a finish or a model alone is overwritten by
       // the next attempt's.
       delivered = delivered || event->has_output();
-      if (!co_await sink(std::move(event).value())) {
+      const bool taken = co_await sink(std::move(event).value());
+      if (!taken) {
         cancel.cancel();
         co_return make_failure(config_.name, Kind::kCancelled, "the client went away");
       }

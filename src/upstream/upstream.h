@@ -178,6 +178,17 @@ class Upstream {
                                                                    const ResponsesSink& sink,
                                                                    CancelSignal& cancel,
                                                                    bool& delivered);
+  // A chat or completions answer read whole into `sink`.
+  net::awaitable<std::optional<UpstreamFailure>> relay_whole(HttpExchange& exchange,
+                                                             const CloudRequest& request,
+                                                             const EventSink& sink,
+                                                             CancelSignal& cancel, bool& delivered);
+  // A chat or completions stream, chunk by chunk, into `sink`.
+  net::awaitable<std::optional<UpstreamFailure>> relay_stream(HttpExchange& exchange,
+                                                              const CloudRequest& request,
+                                                              const EventSink& sink,
+                                                              CancelSignal& cancel,
+                                                              bool& delivered);
   // The rest of a Responses stream, event by event, into `sink` (cloud_responses.cpp).
   net::awaitable<std::optional<UpstreamFailure>> relay_responses_stream(HttpExchange& exchange,
                                                                         const ResponsesSink& sink,
