@@ -56,7 +56,7 @@ net::awaitable<EmbeddingsAnswer> edge_embeddings(Gateway& gateway, EmbeddingsReq
   record.edge_sha256 = engine->model().sha256;
   store::TraceRecord trace;
   trace.model = request.model;
-  trace.reason_codes = {std::string(routing::reason_code_name(routing::ReasonCode::kModelEdge))};
+  trace.reason_codes = explicit_model_reasons(false, std::nullopt);
   auto executor = co_await net::asio::this_coro::executor;
   auto answers = std::make_shared<net::AsyncQueue<Result<engine::EmbeddingResult>>>(executor);
   // The inputs are tokenized by embed(): on the edge's workers, not this I/O thread.
@@ -96,7 +96,7 @@ net::awaitable<EmbeddingsAnswer> edge_embeddings(Gateway& gateway, EmbeddingsReq
 
 // Why a request may not leave the device: the privacy rule's reasons, without the ones that say
 // what the edge would do instead (it does not stand in for a cloud embeddings model).
-std::string pin_reasons(const routing::Decision& pinned) {
+std::vector<std::string> pin_details(const routing::Decision& pinned) {
   std::vector<std::string> details;
   for (const auto& r : pinned.reasons) {
     if (r.code != routing::ReasonCode::kPrivacyEdgeOnly &&
@@ -104,7 +104,11 @@ std::string pin_reasons(const routing::Decision& pinned) {
       details.push_back(r.detail);
     }
   }
-  return join(details, "; ");
+  return details;
+}
+
+std::string pin_reasons(const routing::Decision& pinned) {
+  return join(pin_details(pinned), "; ");
 }
 
 // The refusal of a request for a cloud embeddings model whose input may not leave the device.
@@ -186,11 +190,8 @@ std::optional<ApiError> refuse_private_input(Gateway& gateway, const EmbeddingsR
   record.pattern = "none";
   record.may_leave_device = false;
   record.routing = gateway.router().explanation(input, signals, *pinned, health, false);
-  for (const auto& r : pinned->reasons) {
-    if (r.code != routing::ReasonCode::kPrivacyEdgeOnly &&
-        r.code != routing::ReasonCode::kEdgeUnavailable) {
-      record.reasons.push_back(r.detail);
-    }
+  for (std::string& detail : pin_details(*pinned)) {
+    record.reasons.push_back(std::move(detail));
   }
   return privacy_refusal(*pinned, request.model, gateway.edge_name());
 }

@@ -71,12 +71,8 @@ constexpr size_t kStoreWorkerThreads = 2;
 // One JSON log line per routed request: the decision, never the prompt unless
 // operations.log_prompts asks for it (`prompt` is then the last user message).
 void trace_decision(const DecisionRecord& record, const std::string& prompt) {
-  std::vector<std::string> codes;
-  if (record.routing) {
-    for (const auto& reason : record.routing->decision.reasons) {
-      codes.emplace_back(routing::reason_code_name(reason.code));
-    }
-  }
+  const std::vector<std::string> codes =
+      record.routing ? reason_codes(record.routing->decision) : std::vector<std::string>();
   LogFields fields = {{"request_id", record.request_id},
                       {"tier", record.tier.empty() ? "none" : record.tier},
                       {"tiers", join(record.tiers)},
