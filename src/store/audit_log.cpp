@@ -66,15 +66,15 @@ Result<int64_t> AuditLog::append(Connection& connection, const AuditRecord& r) {
     return stmt.error();
   }
   stmt->bind(1, r.unix_ms);
-  stmt->bind(2, r.request_id);
-  stmt->bind(3, r.client);
-  stmt->bind(4, r.upstream);
-  stmt->bind(5, r.model);
-  stmt->bind(6, r.purpose);
+  stmt->bind_static(2, r.request_id);
+  stmt->bind_static(3, r.client);
+  stmt->bind_static(4, r.upstream);
+  stmt->bind_static(5, r.model);
+  stmt->bind_static(6, r.purpose);
   stmt->bind(7, r.bytes);
-  stmt->bind(8, r.sha256);
-  stmt->bind(9, r.content_mode);
-  stmt->bind(10, r.content);
+  stmt->bind_static(8, r.sha256);
+  stmt->bind_static(9, r.content_mode);
+  stmt->bind_static(10, r.content);
   stmt->bind(11, r.redactions);
   stmt->bind(12, nlohmann::json(r.redacted_detectors).dump());
   if (Status status = stmt->run(); !status) {

@@ -50,6 +50,10 @@ class Statement {
   void bind(int index, int64_t value);
   void bind(int index, double value);
   void bind(int index, std::string_view text);
+  // Binds `text` without copying it: it must stay alive and unchanged until this Statement is
+  // destroyed or the parameter rebound. For the hot inserts' fields of a record the caller
+  // holds; temporaries take bind(), which copies.
+  void bind_static(int index, std::string_view text);
   void bind_null(int index);
 
   // Runs the statement one step: true when a row is ready to read, false when it is done.
@@ -89,8 +93,11 @@ class Connection {
   // `?` parameters, never spliced in. A statement is lent to one caller at a time: asking for
   // one that is still lent is a programming error reported as kInternal.
   Result<Statement> prepare(std::string_view sql);
-  // Runs parameterless SQL (transaction control, schema); not cached.
+  // Runs parameterless SQL (schema, pragmas, several statements at once); not cached.
   Status exec(const char* sql);
+  // Runs one parameterless statement through the cache: for the ones run again and again
+  // (BEGIN, COMMIT), which exec() would parse anew each time.
+  Status run_cached(std::string_view sql);
   // The first column of the first row of a parameterless query (`SELECT count(*) ...`).
   Result<int64_t> query_int64(std::string_view sql);
   // Rows changed by the last INSERT, UPDATE or DELETE on this connection.
@@ -129,8 +136,9 @@ class Database {
  public:
   // The schema this binary writes (PRAGMA user_version). Version 1: review_tickets and
   // consistency_routes; 2: traces; 3: shadow_samples and shadow_traffic; 4: cloud_audit, and
-  // model identities and time to first token on traces; 5: stored_responses.
-  static constexpr int kSchemaVersion = 5;
+  // model identities and time to first token on traces; 5: stored_responses; 6: the CHECKs on
+  // lists of strings as comparisons (no temporary index per inserted row).
+  static constexpr int kSchemaVersion = 6;
 
   // Opens (creating if needed) the SQLite file at `path`; ":memory:" gives a private
   // in-memory database for tests. Enables WAL, synchronous=NORMAL, foreign keys and a 5 s
@@ -163,7 +171,13 @@ class Database {
   std::mutex mutex_;
   SqlitePtr db_;  // guarded by mutex_
   // Declared after db_ so the statements are finalized before the connection closes.
-  std::unordered_map<std::string, CachedStatement> statements_;  // guarded by mutex_
+  // Looked up by string_view, so that lending a cached statement allocates nothing.
+  struct SqlHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view sql) const { return std::hash<std::string_view>{}(sql); }
+  };
+  std::unordered_map<std::string, CachedStatement, SqlHash, std::equal_to<>>
+      statements_;  // guarded by mutex_
 };
 
 // Retention of an append-only table: deletes its rows beyond the newest `max_rows`, newest by

@@ -85,6 +85,14 @@ void Statement::bind(int index, std::string_view text) {
   }
 }
 
+void Statement::bind_static(int index, std::string_view text) {
+  const char* data = text.data() != nullptr ? text.data() : "";
+  const int rc = sqlite3_bind_text64(stmt_, index, data, text.size(), SQLITE_STATIC, SQLITE_UTF8);
+  if (rc != SQLITE_OK && bind_error_ == SQLITE_OK) {
+    bind_error_ = rc;
+  }
+}
+
 Result<bool> Statement::step() {
   if (bind_error_ != SQLITE_OK) {
     return make_error(ErrorCode::kInternal, std::string("cannot bind a statement parameter: ") +
@@ -164,7 +172,10 @@ Connection::Connection(Database* db) : lock_(db->mutex_), db_(db) {}
 
 Result<Statement> Connection::prepare(std::string_view sql) {
   sqlite3* db = db_->db_.get();
-  auto [it, inserted] = db_->statements_.try_emplace(std::string(sql));
+  auto it = db_->statements_.find(sql);
+  if (it == db_->statements_.end()) {
+    it = db_->statements_.try_emplace(std::string(sql)).first;
+  }
   Database::CachedStatement& cached = it->second;
   if (!cached.stmt) {
     sqlite3_stmt* raw = nullptr;
@@ -208,6 +219,14 @@ Status Connection::exec(const char* sql) {
   return error;
 }
 
+Status Connection::run_cached(std::string_view sql) {
+  auto stmt = prepare(sql);
+  if (!stmt) {
+    return stmt.error();
+  }
+  return stmt->run();
+}
+
 int64_t Connection::changes() const {
   return sqlite3_changes64(db_->db_.get());
 }
@@ -219,7 +238,7 @@ int64_t Connection::last_insert_rowid() const {
 // ---- Transaction ----
 
 Result<Transaction> Transaction::begin(Connection& connection) {
-  if (Status status = connection.exec("BEGIN IMMEDIATE"); !status) {
+  if (Status status = connection.run_cached("BEGIN IMMEDIATE"); !status) {
     return status.error();
   }
   return Transaction(&connection);
@@ -230,7 +249,7 @@ Transaction::Transaction(Transaction&& other) noexcept
 
 Transaction::~Transaction() {
   if (connection_ != nullptr) {
-    (void)connection_->exec("ROLLBACK");
+    (void)connection_->run_cached("ROLLBACK");
   }
 }
 
@@ -238,7 +257,7 @@ Status Transaction::commit() {
   if (connection_ == nullptr) {
     return make_error(ErrorCode::kInternal, "transaction already finished");
   }
-  Status status = connection_->exec("COMMIT");
+  Status status = connection_->run_cached("COMMIT");
   if (status) {
     connection_ = nullptr;  // a failed COMMIT leaves the transaction open for the rollback
   }

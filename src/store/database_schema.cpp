@@ -161,6 +161,146 @@ CREATE TABLE stored_responses (
 );
 CREATE INDEX stored_responses_by_expiry ON stored_responses (expires_ms);
 )sql",
+    // 5 -> 6: the same tables, with every CHECK on a list of strings written as comparisons.
+    // SQLite evaluates `x IN ('a', 'b', 'c')` by building a temporary index of the list for
+    // each statement run: a b-tree opened, filled and dropped per inserted row, which was a
+    // third of a trace row's cost. `x = 'a' OR x = 'b' OR ...` accepts exactly the same values
+    // at no such cost. A CHECK cannot be altered in place, so each table is rebuilt as SQLite
+    // documents (create, copy, drop, rename, index); its columns keep their order, ids and rows.
+    R"sql(
+CREATE TABLE review_tickets_v6 (
+  seq INTEGER PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  status TEXT NOT NULL CHECK (status = 'pending' OR status = 'answered' OR status = 'rejected'),
+  created_at_ms INTEGER NOT NULL,
+  updated_at_ms INTEGER NOT NULL,
+  client TEXT NOT NULL,
+  model TEXT NOT NULL,
+  request_json TEXT NOT NULL,
+  prompt_text TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  decision_json TEXT NOT NULL,
+  draft_answer TEXT NOT NULL,
+  draft_tier TEXT NOT NULL CHECK (draft_tier = 'edge' OR draft_tier = 'cloud' OR draft_tier = ''),
+  answer TEXT NOT NULL DEFAULT '',
+  reviewer TEXT NOT NULL DEFAULT ''
+);
+INSERT INTO review_tickets_v6 SELECT * FROM review_tickets;
+DROP TABLE review_tickets;
+ALTER TABLE review_tickets_v6 RENAME TO review_tickets;
+CREATE INDEX review_tickets_by_time ON review_tickets (created_at_ms);
+CREATE INDEX review_tickets_by_status_time ON review_tickets (status, created_at_ms);
+
+CREATE TABLE consistency_routes_v6 (
+  client TEXT NOT NULL,
+  cluster_key INTEGER NOT NULL,
+  tier TEXT NOT NULL CHECK (tier = 'edge' OR tier = 'cloud' OR tier = 'human'),
+  reason TEXT NOT NULL,
+  decided_at_ms INTEGER NOT NULL,
+  expires_at_ms INTEGER NOT NULL,
+  hits INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (client, cluster_key)
+) WITHOUT ROWID;
+INSERT INTO consistency_routes_v6 SELECT * FROM consistency_routes;
+DROP TABLE consistency_routes;
+ALTER TABLE consistency_routes_v6 RENAME TO consistency_routes;
+CREATE INDEX consistency_routes_by_expiry ON consistency_routes (expires_at_ms);
+
+CREATE TABLE traces_v6 (
+  id INTEGER PRIMARY KEY,
+  unix_ms INTEGER NOT NULL,
+  request_id TEXT NOT NULL,
+  client TEXT NOT NULL,
+  model TEXT NOT NULL,
+  pattern TEXT NOT NULL,
+  tier TEXT NOT NULL CHECK (tier = 'edge' OR tier = 'cloud' OR tier = 'human' OR tier = 'none'),
+  kind TEXT NOT NULL,
+  reason_codes TEXT NOT NULL,
+  privacy_detectors TEXT NOT NULL,
+  review_rules TEXT NOT NULL,
+  privacy_header INTEGER NOT NULL,
+  key_local_only INTEGER NOT NULL,
+  review_header INTEGER NOT NULL,
+  latency_budget_ms INTEGER,
+  requested_pattern TEXT NOT NULL,
+  cloud_only_fields TEXT NOT NULL,
+  features TEXT NOT NULL,
+  complexity REAL NOT NULL,
+  confidence_tokens INTEGER,
+  confidence_mean_logprob REAL,
+  confidence_min_logprob REAL,
+  confidence_mean_entropy REAL,
+  confidence_mean_margin REAL,
+  confidence_combined REAL,
+  confidence_threshold REAL,
+  escalated INTEGER NOT NULL,
+  cost_edge REAL NOT NULL,
+  cost_cloud REAL NOT NULL,
+  cost_all_cloud REAL,
+  prompt_tokens INTEGER NOT NULL,
+  edge_tokens INTEGER NOT NULL,
+  cloud_tokens INTEGER NOT NULL,
+  latency_ms REAL NOT NULL,
+  data_left_device INTEGER NOT NULL,
+  edge_model TEXT NOT NULL,
+  cloud_model TEXT NOT NULL,
+  ticket TEXT NOT NULL,
+  edge_answer_hash TEXT NOT NULL,
+  edge_good INTEGER CHECK (edge_good = 0 OR edge_good = 1),
+  label_source TEXT NOT NULL DEFAULT '',
+  edge_sha256 TEXT NOT NULL DEFAULT '',
+  cloud_upstream TEXT NOT NULL DEFAULT '',
+  ttft_ms REAL NOT NULL DEFAULT 0
+);
+INSERT INTO traces_v6 SELECT * FROM traces;
+DROP TABLE traces;
+ALTER TABLE traces_v6 RENAME TO traces;
+CREATE INDEX traces_by_time ON traces (unix_ms);
+CREATE INDEX traces_by_ticket ON traces (ticket) WHERE ticket != '';
+
+CREATE TABLE shadow_samples_v6 (
+  seq INTEGER PRIMARY KEY,
+  unix_ms INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  outcome TEXT NOT NULL
+      CHECK (outcome = 'compared' OR outcome = 'edge_busy' OR outcome = 'edge_failed'),
+  agreed INTEGER NOT NULL CHECK (agreed = 0 OR agreed = 1),
+  f1 REAL NOT NULL,
+  edge_tokens INTEGER NOT NULL,
+  edge_confidence REAL NOT NULL,
+  mean_logprob REAL NOT NULL,
+  min_logprob REAL NOT NULL,
+  mean_entropy REAL NOT NULL,
+  mean_margin REAL NOT NULL,
+  edge_ms REAL NOT NULL,
+  cloud_ms REAL NOT NULL
+);
+INSERT INTO shadow_samples_v6 SELECT * FROM shadow_samples;
+DROP TABLE shadow_samples;
+ALTER TABLE shadow_samples_v6 RENAME TO shadow_samples;
+CREATE INDEX shadow_samples_by_time ON shadow_samples (unix_ms);
+
+CREATE TABLE cloud_audit_v6 (
+  id INTEGER PRIMARY KEY,
+  unix_ms INTEGER NOT NULL,
+  request_id TEXT NOT NULL,
+  client TEXT NOT NULL,
+  upstream TEXT NOT NULL,
+  model TEXT NOT NULL,
+  purpose TEXT NOT NULL,
+  bytes INTEGER NOT NULL,
+  sha256 TEXT NOT NULL,
+  content_mode TEXT NOT NULL
+      CHECK (content_mode = 'none' OR content_mode = 'redacted' OR content_mode = 'full'),
+  content TEXT NOT NULL,
+  redactions INTEGER NOT NULL,
+  redacted_detectors TEXT NOT NULL
+);
+INSERT INTO cloud_audit_v6 SELECT * FROM cloud_audit;
+DROP TABLE cloud_audit;
+ALTER TABLE cloud_audit_v6 RENAME TO cloud_audit;
+CREATE INDEX cloud_audit_by_time ON cloud_audit (unix_ms);
+)sql",
 };
 
 Result<int64_t> read_pragma(Connection& connection, const char* sql) {

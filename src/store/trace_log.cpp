@@ -226,17 +226,19 @@ Result<std::vector<float>> parse_features(std::string_view text, int64_t id) {
 
 void bind_row(Statement& stmt, const TraceRecord& r) {
   int i = 0;
+  // The record's own strings outlive the statement's run: bound without a copy.
+  auto kept = [&](const std::string& value) { stmt.bind_static(++i, value); };
   auto text = [&](std::string_view value) { stmt.bind(++i, value); };
   auto integer = [&](int64_t value) { stmt.bind(++i, value); };
   auto real = [&](double value) { stmt.bind(++i, value); };
   auto null = [&] { stmt.bind_null(++i); };
   integer(r.unix_ms);
-  text(r.request_id);
-  text(r.client);
-  text(r.model);
-  text(r.pattern);
-  text(r.tier);
-  text(r.kind);
+  kept(r.request_id);
+  kept(r.client);
+  kept(r.model);
+  kept(r.pattern);
+  kept(r.tier);
+  kept(r.kind);
   text(list_text(r.reason_codes));
   text(list_text(r.privacy_detectors));
   text(list_text(r.review_rules));
@@ -248,7 +250,7 @@ void bind_row(Statement& stmt, const TraceRecord& r) {
   } else {
     null();
   }
-  text(r.hints.pattern);
+  kept(r.hints.pattern);
   text(list_text(r.hints.cloud_only_fields));
   text(features_text(r.features));
   real(r.complexity);
@@ -277,18 +279,18 @@ void bind_row(Statement& stmt, const TraceRecord& r) {
   integer(r.cloud_tokens);
   real(r.latency_ms);
   integer(r.data_left_device ? 1 : 0);
-  text(r.edge_model);
-  text(r.cloud_model);
-  text(r.ticket);
-  text(r.edge_answer_hash);
+  kept(r.edge_model);
+  kept(r.cloud_model);
+  kept(r.ticket);
+  kept(r.edge_answer_hash);
   if (r.edge_good) {
     integer(*r.edge_good ? 1 : 0);
   } else {
     null();
   }
-  text(r.label_source);
-  text(r.edge_sha256);
-  text(r.cloud_upstream);
+  kept(r.label_source);
+  kept(r.edge_sha256);
+  kept(r.cloud_upstream);
   real(r.ttft_ms);
 }
 

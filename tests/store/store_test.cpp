@@ -1,9 +1,11 @@
 // The Database: opening, configuring and migrating real SQLite files, and refusing the ones
 // that are not ours to change.
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -129,6 +131,93 @@ TEST(StoreDatabase, NothingIsLostAcrossRestarts) {
   ASSERT_TRUE(route->has_value());
   EXPECT_EQ((*route)->tier, "cloud");
   EXPECT_EQ((*route)->matched_key, 0xfedcba9876543210ull);
+}
+
+// The opcodes SQLite would run for `sql`, one per row of EXPLAIN.
+std::vector<std::string> opcodes(Database& db, const std::string& sql) {
+  Connection connection = db.acquire();
+  auto stmt = connection.prepare("EXPLAIN " + sql);
+  std::vector<std::string> names;
+  if (!stmt) {
+    ADD_FAILURE() << stmt.error().message;
+    return names;
+  }
+  EXPECT_TRUE(stmt->each_row([&](const Statement& row) { names.push_back(row.column_text(1)); }));
+  return names;
+}
+
+// A CHECK written `x IN ('a', 'b')` makes SQLite build and drop a temporary index for every
+// row inserted, a third of a trace row's cost; no table of ours may have one.
+TEST(StoreDatabase, NoInsertBuildsATemporaryIndexPerRow) {
+  auto db = Database::open(":memory:");
+  ASSERT_TRUE(db) << db.error().message;
+  std::vector<std::string> tables;
+  {
+    Connection connection = (*db)->acquire();
+    auto stmt = connection.prepare(
+        "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'");
+    ASSERT_TRUE(stmt);
+    ASSERT_TRUE(stmt->each_row([&](const Statement& row) { tables.push_back(row.column_text(0)); }));
+  }
+  ASSERT_GE(tables.size(), 7U);
+  for (const std::string& table : tables) {
+    const auto ops = opcodes(**db, "INSERT INTO " + table + " DEFAULT VALUES");
+    ASSERT_FALSE(ops.empty()) << table;
+    EXPECT_EQ(std::count(ops.begin(), ops.end(), "OpenEphemeral"), 0) << table;
+  }
+}
+
+TEST(StoreDatabase, TheChecksStillRefuseAValueOutsideTheirList) {
+  auto db = Database::open(":memory:");
+  ASSERT_TRUE(db) << db.error().message;
+  Connection connection = (*db)->acquire();
+  EXPECT_TRUE(connection.exec(
+      "INSERT INTO consistency_routes (client, cluster_key, tier, reason, decided_at_ms, "
+      "expires_at_ms) VALUES ('acme', 1, 'human', 'r', 0, 1)"));
+  Status refused = connection.exec(
+      "INSERT INTO consistency_routes (client, cluster_key, tier, reason, decided_at_ms, "
+      "expires_at_ms) VALUES ('acme', 2, 'moon', 'r', 0, 1)");
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("CHECK constraint failed"), std::string::npos)
+      << refused.error().message;
+}
+
+// Version 6 rebuilds every table that had a CHECK on a list of strings; run again on a file
+// of the same shape, it must keep each row, id and index.
+TEST(StoreDatabase, TheVersion6RebuildKeepsEveryRowAndIndex) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string path = dir.file("tandem.db");
+  std::string ticket_id;
+  {
+    auto db = Database::open(path);
+    ASSERT_TRUE(db) << db.error().message;
+    SqliteReviewQueue queue(*db);
+    auto ticket = queue.create(sample_ticket("kept"), 1000);
+    ASSERT_TRUE(ticket);
+    ticket_id = ticket->id;
+    SqliteConsistencyMemory memory(*db);
+    ASSERT_TRUE(memory.remember("acme", {7}, "edge", "short", 1000, 60000));
+  }
+  raw_exec(path, "PRAGMA user_version = 5");
+  auto db = Database::open(path);
+  ASSERT_TRUE(db) << db.error().message;
+  EXPECT_EQ(query_text(**db, "PRAGMA user_version"), std::to_string(Database::kSchemaVersion));
+  SqliteReviewQueue queue(*db);
+  auto ticket = queue.get(ticket_id);
+  ASSERT_TRUE(ticket) << ticket.error().message;
+  EXPECT_EQ(ticket->prompt_text, "kept");
+  SqliteConsistencyMemory memory(*db);
+  auto route = memory.lookup("acme", {7}, 2000);
+  ASSERT_TRUE(route && route->has_value());
+  EXPECT_EQ((*route)->tier, "edge");
+  EXPECT_EQ(query_text(**db,
+                       "SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name IN "
+                       "('review_tickets_by_time', 'review_tickets_by_status_time', "
+                       "'consistency_routes_by_expiry', 'traces_by_time', 'traces_by_ticket', "
+                       "'shadow_samples_by_time', 'cloud_audit_by_time')"),
+            "7");
+  EXPECT_EQ(query_text(**db, "SELECT count(*) FROM sqlite_schema WHERE name LIKE '%_v6'"), "0");
 }
 
 TEST(StoreDatabase, RefusesNewerSchemaWithoutAlteringIt) {
