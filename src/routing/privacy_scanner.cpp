@@ -1,6 +1,7 @@
 #include "routing/privacy_scanner.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -11,6 +12,7 @@
 
 #include "routing/privacy_detectors.h"
 #include "routing/privacy_fold.h"
+#include "routing/privacy_memo.h"
 #include "routing/privacy_rules.h"
 
 // How the scanner stays fast: the text is folded once into a per-thread buffer (and not at all
@@ -143,6 +145,8 @@ using privacy_detail::enabled_builtins;
 using privacy_detail::FindingSink;
 using privacy_detail::FoldedText;
 using privacy_detail::kBuiltinNames;
+using privacy_detail::known_clean;
+using privacy_detail::remember_clean;
 using privacy_detail::scannable;
 using privacy_detail::Scratch;
 using privacy_detail::thread_scratch;
@@ -151,8 +155,15 @@ using privacy_detail::thread_scratch;
 // PrivacyScanner
 
 struct PrivacyScanner::Rules {
+  // Unique for the process's life (never reused, unlike an address): the memo's key.
+  uint64_t id = next_id();
   Enabled enabled{};
   ConfiguredRules configured;
+
+  static uint64_t next_id() {
+    static std::atomic<uint64_t> last{0};
+    return ++last;
+  }
 
   static Result<std::shared_ptr<const Rules>> compile(const PrivacyRules& config) {
     Result<Enabled> enabled = enabled_builtins(config.disabled_detectors);
@@ -192,12 +203,18 @@ std::vector<PrivacyFinding> PrivacyScanner::scan(std::string_view text) const {
   if (!rules_) {
     return {};  // moved from
   }
+  if (known_clean(rules_->id, text)) {
+    return {};
+  }
   Scratch& scratch = thread_scratch();
   const FoldedText folded(scannable(text), scratch);
   FindingSink sink(folded, /*first_only=*/false);
   rules_->detect(folded.text(), sink);
   std::vector<PrivacyFinding> findings = sink.take_all();
   scratch.trim();
+  if (findings.empty()) {
+    remember_clean(rules_->id, text);
+  }
   return findings;
 }
 
@@ -205,12 +222,18 @@ std::optional<PrivacyFinding> PrivacyScanner::first(std::string_view text) const
   if (!rules_) {
     return std::nullopt;  // moved from
   }
+  if (known_clean(rules_->id, text)) {
+    return std::nullopt;
+  }
   Scratch& scratch = thread_scratch();
   const FoldedText folded(scannable(text), scratch);
   FindingSink sink(folded, /*first_only=*/true);
   rules_->detect(folded.text(), sink);
   std::optional<PrivacyFinding> finding = sink.take_first();
   scratch.trim();
+  if (!finding) {
+    remember_clean(rules_->id, text);
+  }
   return finding;
 }
 

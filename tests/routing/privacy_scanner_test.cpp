@@ -1,4 +1,5 @@
 #include "routing/privacy_scanner.h"
+#include "routing/privacy_memo.h"
 
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -418,6 +419,65 @@ TEST(PrivacyScanner, CopiesShareRulesAndScanConcurrently) {
     thread.join();
   }
   EXPECT_EQ(mismatches, std::vector<int>(4, 0));
+}
+
+
+// ---- the per-thread memo of short clean strings (routing/privacy_memo.h) ----
+
+TEST(PrivacyMemo, ACleanShortStringIsRememberedAndStaysClean) {
+  PrivacyScanner scanner;
+  EXPECT_TRUE(scanner.scan("messages").empty());
+  EXPECT_TRUE(scanner.scan("messages").empty());
+  EXPECT_FALSE(scanner.first("messages").has_value());
+  EXPECT_GE(privacy_detail::memo_size(), 1U);
+}
+
+TEST(PrivacyMemo, AStringWithAFindingIsFoundEveryTime) {
+  PrivacyScanner scanner;
+  for (int i = 0; i < 3; ++i) {
+    const auto findings = scanner.scan("a@example.com");
+    ASSERT_EQ(findings.size(), 1U) << i;
+    EXPECT_EQ(findings[0].detector, "email");
+    EXPECT_TRUE(scanner.first("a@example.com").has_value()) << i;
+  }
+}
+
+// A verdict belongs to the rules that gave it: a word clean under the defaults is a finding
+// under rules that list it, on the same thread, in either order.
+TEST(PrivacyMemo, OtherRulesDoNotInheritAVerdict) {
+  PrivacyScanner defaults;
+  PrivacyScanner configured = golden_scanner();
+  EXPECT_TRUE(defaults.scan("salary").empty());
+  EXPECT_EQ(configured.scan("salary").size(), 1U);
+  EXPECT_TRUE(defaults.scan("salary").empty());
+  EXPECT_TRUE(configured.first("salary").has_value());
+  // A copy shares its rules, and so its verdicts.
+  PrivacyScanner copy = configured;
+  EXPECT_TRUE(copy.first("salary").has_value());
+}
+
+TEST(PrivacyMemo, IsBoundedAndKeepsNoLongText) {
+  PrivacyScanner scanner;
+  for (size_t i = 0; i < privacy_detail::kMaxMemoEntries + 100; ++i) {
+    EXPECT_TRUE(scanner.scan("key" + std::to_string(i) + "x").empty());
+    EXPECT_LE(privacy_detail::memo_size(),
+              privacy_detail::kMaxMemoEntries * privacy_detail::kMemoScanners);
+  }
+  // Long text is scanned every time; it never enters the memo.
+  const std::string long_text(privacy_detail::kMaxMemoBytes + 1, 'a');
+  EXPECT_TRUE(scanner.scan("fresh").empty());
+  const size_t before = privacy_detail::memo_size();
+  EXPECT_TRUE(scanner.scan(long_text).empty());
+  EXPECT_EQ(privacy_detail::memo_size(), before);
+}
+
+// Each thread has its own memo: one thread's verdicts cost another nothing and race with nothing.
+TEST(PrivacyMemo, EachThreadHasItsOwn) {
+  PrivacyScanner scanner;
+  EXPECT_TRUE(scanner.scan("content").empty());
+  size_t other = 99;
+  std::thread([&] { other = privacy_detail::memo_size(); }).join();
+  EXPECT_EQ(other, 0U);
 }
 
 }  // namespace
