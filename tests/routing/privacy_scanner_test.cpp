@@ -1,5 +1,4 @@
 #include "routing/privacy_scanner.h"
-#include "routing/privacy_memo.h"
 
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -11,6 +10,8 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+
+#include "routing/privacy_memo.h"
 
 namespace tandem::routing {
 namespace {
@@ -420,7 +421,6 @@ TEST(PrivacyScanner, CopiesShareRulesAndScanConcurrently) {
   }
   EXPECT_EQ(mismatches, std::vector<int>(4, 0));
 }
-
 
 // ---- the per-thread memo of short clean strings (routing/privacy_memo.h) ----
 

@@ -157,7 +157,8 @@ TEST(StoreDatabase, NoInsertBuildsATemporaryIndexPerRow) {
     auto stmt = connection.prepare(
         "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'");
     ASSERT_TRUE(stmt);
-    ASSERT_TRUE(stmt->each_row([&](const Statement& row) { tables.push_back(row.column_text(0)); }));
+    ASSERT_TRUE(
+        stmt->each_row([&](const Statement& row) { tables.push_back(row.column_text(0)); }));
   }
   ASSERT_GE(tables.size(), 7U);
   for (const std::string& table : tables) {
