@@ -14,6 +14,12 @@ namespace {
 constexpr size_t kMaxBatch = 256;
 // A full queue is reported at once, then at most this often while it stays full.
 constexpr auto kDropReportInterval = std::chrono::seconds(10);
+// Nobody waits for a trace or a label: they wait in the queue until kWakeBatch have gathered,
+// or for about kLinger, or until an item someone waits for (an audit row that must be stored
+// before its send, a flush()) takes them along. Waking the writer for each one cost a system
+// call and two context switches per request, and wrote batches of one.
+constexpr size_t kWakeBatch = 64;
+constexpr auto kLinger = std::chrono::milliseconds(20);
 
 uint64_t prune_interval(const TraceWriter::Options& options) {
   if (options.prune_every > 0) {
@@ -35,7 +41,14 @@ TraceWriter::~TraceWriter() {
   close();
 }
 
+bool TraceWriter::awaited(const Item& item) {
+  const auto* audit = std::get_if<AuditItem>(&item);
+  return audit != nullptr && audit->stored != nullptr;
+}
+
 bool TraceWriter::enqueue(Item item) {
+  const bool urgent = awaited(item);
+  bool wake = false;
   {
     std::lock_guard lock(mutex_);
     if (closing_ || queue_.size() >= options_.queue_capacity) {
@@ -44,8 +57,12 @@ bool TraceWriter::enqueue(Item item) {
     }
     queue_.push_back(std::move(item));
     ++submitted_;
+    awaited_ += urgent ? 1 : 0;
+    wake = urgent || idle_ || queue_.size() >= kWakeBatch;
   }
-  wake_.notify_one();
+  if (wake) {
+    wake_.notify_one();
+  }
   return true;
 }
 
@@ -67,7 +84,10 @@ bool TraceWriter::submit_review_label(const std::string& ticket, std::string_vie
 void TraceWriter::flush() {
   std::unique_lock lock(mutex_);
   const uint64_t target = submitted_;
+  ++flushing_;
+  wake_.notify_one();
   done_.wait(lock, [&] { return finished_ >= target || stopped_; });
+  --flushing_;
 }
 
 void TraceWriter::close() {
@@ -99,15 +119,34 @@ uint64_t TraceWriter::failed() const {
   return failed_;
 }
 
+void TraceWriter::wait_for_work(std::unique_lock<std::mutex>& lock) {
+  // (An awaited row is in the queue; a flush has nothing to hurry when the queue is empty.)
+  const auto now = [&] {
+    return closing_ || awaited_ > 0 || queue_.size() >= kWakeBatch ||
+           (flushing_ > 0 && !queue_.empty());
+  };
+  if (queue_.empty() && !now()) {
+    // Recently busy: a timed wait, which a new trace does not interrupt. Quiet for kLinger:
+    // sleep until the next item wakes it (no wake-ups on an idle device).
+    if (!wake_.wait_for(lock, kLinger, [&] { return now() || !queue_.empty(); })) {
+      idle_ = true;
+      wake_.wait(lock, [&] { return closing_ || !queue_.empty(); });
+      idle_ = false;
+    }
+  }
+  wake_.wait_for(lock, kLinger, now);
+}
+
 void TraceWriter::run() {
   for (;;) {
     std::deque<Item> batch;
     bool closing = false;
     {
       std::unique_lock lock(mutex_);
-      wake_.wait(lock, [&] { return closing_ || !queue_.empty(); });
+      wait_for_work(lock);
       const size_t n = std::min(queue_.size(), kMaxBatch);
       for (size_t i = 0; i < n; ++i) {
+        awaited_ -= awaited(queue_.front()) ? 1 : 0;
         batch.push_back(std::move(queue_.front()));
         queue_.pop_front();
       }

@@ -1,7 +1,9 @@
 #pragma once
 // Writes routing traces on a thread of its own, so that a request never waits for SQLite:
-// submit() only moves the record into a bounded queue. When the queue is full (the disk or
-// another process holds the database up) the record is dropped and counted — a trace is
+// submit() only moves the record into a bounded queue. Traces and labels go in batches: they
+// wait up to ~20 ms (or until 64 have gathered) unless an audit row someone waits for
+// (submit_audit with `stored`) or a flush() takes them along at once. When the queue is full (the
+// disk or another process holds the database up) the record is dropped and counted — a trace is
 // worth less than the latency of the request it describes — and the writer logs a warning
 // with the running count. Retention (TraceLog::prune) runs every few hundred rows, never per
 // insert. close(), or the destructor, writes everything still queued before returning.
@@ -76,8 +78,13 @@ class TraceWriter {
   };
   using Item = std::variant<TraceRecord, ReviewLabel, AuditItem>;
 
+  // An audit row whose sender waits for it: the writer must not linger over it.
+  static bool awaited(const Item& item);
   bool enqueue(Item item);
   void run();
+  // Returns, with the lock held, when the queue should be written now: an awaited item or a
+  // flush, a full batch, closing, or a linger's end.
+  void wait_for_work(std::unique_lock<std::mutex>& lock);
   void write(std::deque<Item>& batch);
   // The whole batch in one transaction, in queue order: one commit for every trace, audit row
   // and label in it. False, with nothing written and the batch untouched, when it cannot be:
@@ -101,10 +108,13 @@ class TraceWriter {
   uint64_t submitted_ = 0;        // items accepted so far; guarded by mutex_
   uint64_t finished_ = 0;         // items written or failed so far; guarded by mutex_
   bool closing_ = false;          // guarded by mutex_
-  bool stopped_ = false;          // the thread has finished; guarded by mutex_
-  uint64_t written_ = 0;          // guarded by mutex_
-  uint64_t dropped_ = 0;          // guarded by mutex_
-  uint64_t failed_ = 0;           // guarded by mutex_
+  size_t awaited_ = 0;    // queued audit rows whose sender waits for them; guarded by mutex_
+  size_t flushing_ = 0;   // flush() calls waiting; guarded by mutex_
+  bool idle_ = false;     // the writer sleeps until an item wakes it; guarded by mutex_
+  bool stopped_ = false;  // the thread has finished; guarded by mutex_
+  uint64_t written_ = 0;  // guarded by mutex_
+  uint64_t dropped_ = 0;  // guarded by mutex_
+  uint64_t failed_ = 0;   // guarded by mutex_
 
   // Used by the writer thread only.
   uint64_t since_prune_ = 0;

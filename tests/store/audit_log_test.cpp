@@ -4,10 +4,14 @@
 
 #include "store/audit_log.h"
 
+#include <chrono>
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -547,6 +551,42 @@ TEST_F(AuditLogTest, WriterTellsTheSenderWhetherEachRowWasStored) {
   writer.flush();
   std::lock_guard lock(mutex);
   EXPECT_EQ(answers, (std::vector<std::pair<std::string, bool>>{{"good", true}, {"bad", false}}));
+}
+
+// Traces may linger in the queue (nobody waits for them), but an audit row its sender waits for
+// is not held up by that, and takes the traces queued before it along: when its sender hears
+// it was stored, they are stored too.
+TEST_F(AuditLogTest, AnAwaitedAuditRowTakesTheLingeringTracesAlong) {
+  TraceWriter writer(traces_, {}, audit_);
+  ASSERT_TRUE(writer.submit(simple_trace(1, "t1")));
+  ASSERT_TRUE(writer.submit(simple_trace(2, "t2")));
+  std::promise<std::optional<size_t>> traces_when_stored;
+  ASSERT_TRUE(writer.submit_audit(simple_audit(1, "a1"), [&](bool ok) {
+    // Called on the writer's thread after the commit, the connection released.
+    auto n = traces_->count();
+    traces_when_stored.set_value(ok && n ? std::optional<size_t>(*n) : std::nullopt);
+  }));
+  auto future = traces_when_stored.get_future();
+  ASSERT_EQ(future.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  EXPECT_EQ(future.get(), std::optional<size_t>(2));
+}
+
+// A trace with nothing behind it is still written, without a flush, within the linger.
+TEST_F(AuditLogTest, ALoneTraceIsWrittenWithoutAFlush) {
+  TraceWriter writer(traces_, {}, audit_);
+  ASSERT_TRUE(writer.submit(simple_trace(1, "t1")));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (writer.written() == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_EQ(writer.written(), 1U);
+  // And again after the writer has gone idle.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_TRUE(writer.submit(simple_trace(2, "t2")));
+  while (writer.written() == 1 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_EQ(writer.written(), 2U);
 }
 
 TEST_F(AuditLogTest, WriterStoresAMixedBatchTogetherInQueueOrder) {
