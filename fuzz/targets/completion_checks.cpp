@@ -93,8 +93,8 @@ void check_request(const server::CompletionRequest& r, ApiKind kind, int default
 }  // namespace
 
 void check_client_error(const server::ApiError& error) {
-  FUZZ_CHECK(error.status == 400);
-  FUZZ_CHECK(error.type == "invalid_request_error");
+  FUZZ_CHECK(server::http_status(error) == 400);
+  FUZZ_CHECK(std::string_view(server::error_type(error)) == "invalid_request_error");
   FUZZ_CHECK(!error.message.empty());
   FUZZ_CHECK(!serialised(server::error_body(error)).empty());
 }

@@ -7,13 +7,8 @@
 namespace tandem::server {
 namespace {
 
-ApiError refusal(int status, std::string message, std::string code) {
-  ApiError e;
-  e.status = status;
-  e.type = status == 401 ? "invalid_request_error" : "permission_error";
-  e.code = std::move(code);
-  e.message = std::move(message);
-  return e;
+ApiError refusal(ErrorKind kind, std::string message, std::string code) {
+  return make_api_error(kind, ErrorOrigin::kClient, std::move(message), std::move(code));
 }
 
 ApiError over_limit(const std::string& message, const std::string& param) {
@@ -29,7 +24,8 @@ std::variant<Caller, ApiError> authenticate(const config::ServerConfig& server,
   }
   constexpr std::string_view kBearer = "Bearer ";
   if (authorization.substr(0, kBearer.size()) != kBearer) {
-    return refusal(401, "missing API key: send 'Authorization: Bearer <key>'", "invalid_api_key");
+    return refusal(ErrorKind::kUnauthenticated,
+                   "missing API key: send 'Authorization: Bearer <key>'", "invalid_api_key");
   }
   const std::string presented = config::sha256_hex(authorization.substr(kBearer.size()));
   Caller match = nullptr;
@@ -40,7 +36,7 @@ std::variant<Caller, ApiError> authenticate(const config::ServerConfig& server,
     }
   }
   if (match == nullptr) {
-    return refusal(401, "invalid API key", "invalid_api_key");
+    return refusal(ErrorKind::kUnauthenticated, "invalid API key", "invalid_api_key");
   }
   return match;
 }
@@ -50,7 +46,8 @@ std::optional<ApiError> refuse_model(Caller caller, const std::string& model) {
       std::find(caller->models.begin(), caller->models.end(), model) != caller->models.end()) {
     return std::nullopt;
   }
-  return refusal(403, "API key '" + caller->name + "' may not use model '" + model + "'",
+  return refusal(ErrorKind::kForbidden,
+                 "API key '" + caller->name + "' may not use model '" + model + "'",
                  "model_not_allowed");
 }
 
@@ -58,7 +55,7 @@ std::optional<ApiError> refuse_unless_admin(Caller caller, std::string_view what
   if (caller == nullptr || caller->admin) {
     return std::nullopt;
   }
-  return refusal(403,
+  return refusal(ErrorKind::kForbidden,
                  "API key '" + caller->name + "' is not an admin's: " + std::string(what) +
                      " is for operators (server.api_keys[].admin: true)",
                  "not_an_admin");
@@ -68,7 +65,7 @@ std::optional<ApiError> refuse_unless_reviewer(Caller caller) {
   if (caller == nullptr || caller->reviewer || caller->admin) {
     return std::nullopt;
   }
-  return refusal(403,
+  return refusal(ErrorKind::kForbidden,
                  "API key '" + caller->name +
                      "' is not a reviewer's (server.api_keys[].reviewer or admin: true)",
                  "not_a_reviewer");
@@ -105,13 +102,12 @@ std::variant<StreamLimiter::Slot, ApiError> StreamLimiter::acquire(const std::st
     if (streams == 0) {
       streams_.erase(client);
     }
-    ApiError e;
-    e.status = 429;
-    e.type = "rate_limit_error";
-    e.code = "too_many_streams";
-    e.message = std::to_string(max_per_client_) +
-                " streamed responses of this client are already in progress "
-                "(server.limits.max_streams_per_key); wait for one to finish";
+    ApiError e = make_api_error(ErrorKind::kRateLimited, ErrorOrigin::kClient,
+                                std::to_string(max_per_client_) +
+                                    " streamed responses of this client are already in progress "
+                                    "(server.limits.max_streams_per_key); wait for one to finish",
+                                "too_many_streams");
+    e.retryable = true;
     e.retry_after_seconds = 1;
     return e;
   }

@@ -16,7 +16,7 @@ using nlohmann::json;
 
 EmbeddingsAnswer error_answer(const ApiError& error) {
   EmbeddingsAnswer answer;
-  answer.status = error.status;
+  answer.status = http_status(error);
   answer.body = error_body(error);
   answer.retry_after_seconds = error.retry_after_seconds;
   return answer;
@@ -40,7 +40,7 @@ net::awaitable<EmbeddingsAnswer> edge_embeddings(Gateway& gateway, EmbeddingsReq
   if (engine == nullptr) {
     co_return error_answer(unavailable(
         "embeddings come from the edge model, which is not available: " + gateway.edge_problem(),
-        "edge_unavailable", 503, ErrorOrigin::kEdge));
+        "edge_unavailable", ErrorOrigin::kEdge));
   }
   if (request.dimensions && *request.dimensions != engine->embedding_dimensions()) {
     co_return error_answer(invalid_request("dimensions: the edge model's embeddings have " +
@@ -78,8 +78,8 @@ net::awaitable<EmbeddingsAnswer> edge_embeddings(Gateway& gateway, EmbeddingsReq
   if (!answer || !*answer) {
     count(gateway, std::move(trace), record, true);
     if (!answer) {
-      co_return error_answer(unavailable("the edge engine stopped answering", "edge_unavailable",
-                                         503, ErrorOrigin::kEdge));
+      co_return error_answer(
+          unavailable("the edge engine stopped answering", "edge_unavailable", ErrorOrigin::kEdge));
     }
     co_return error_answer(api_error_from(answer->error()));
   }
@@ -229,7 +229,8 @@ std::optional<ApiError> failure_error(const upstream::UpstreamFailure& failure,
   if (failure.client_error) {
     // The upstream refused the request itself: another would too, and the client can fix it.
     ApiError error = invalid_request(http.message);
-    error.status = http.status;
+    error.kind = ErrorKind::kUpstreamRefused;
+    error.upstream_status = http.status;
     return error;
   }
   return std::nullopt;
@@ -272,9 +273,9 @@ net::awaitable<EmbeddingsAnswer> ask_cloud_upstreams(Gateway& gateway,
     }
   }
   if (!error) {
-    error = unavailable(
+    error = upstream_failed(
         "every cloud upstream for embeddings of '" + request.model + "' failed: " + join(problems),
-        "cloud_unavailable", 502, ErrorOrigin::kCloud);
+        "cloud_unavailable");
   }
   record.latency_ms = ms_since(record.started_at);
   count(gateway, std::move(trace), record, true);

@@ -384,12 +384,13 @@ net::awaitable<bool> Gateway::run_plan(const Plan& plan, const CompletionRequest
     const bool last = i + 1 == steps.size();
     // A request the client got wrong fails the same on every tier (a prompt too long for the
     // edge's context is retryable: the cloud's may hold it).
-    if (run.started || cancel.cancelled() || last || error->clients_fault() || error->cancelled) {
+    if (run.started || cancel.cancelled() || last || error->clients_fault() || error->cancelled()) {
       log_event(LogLevel::kInfo, "gateway", "request_error",
                 {{"request_id", record.request_id},
                  {"origin", error_origin_name(error->origin)},
-                 {"code", error->code.empty() ? error->type : error->code},
-                 {"status", std::to_string(error->status)},
+                 {"kind", error_kind_name(error->kind)},
+                 {"code", error->code},
+                 {"status", std::to_string(http_status(*error))},
                  {"retryable", error->retryable ? "true" : "false"}});
       record.latency_ms = ms_since(record.started_at);
       co_await run.sink.fail(*error, record);

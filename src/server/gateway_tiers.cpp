@@ -138,7 +138,7 @@ net::awaitable<bool> Gateway::start_answer(Run& run, const std::string& tier) {
 std::variant<engine::GenerationRequest, ApiError> Gateway::edge_generation(
     const CompletionRequest& request) const {
   if (!engine_) {
-    return unavailable("the edge model is not available: " + edge_problem_, "edge_unavailable", 503,
+    return unavailable("the edge model is not available: " + edge_problem_, "edge_unavailable",
                        ErrorOrigin::kEdge);
   }
   if (!request.cloud_only_fields.empty()) {
@@ -216,7 +216,7 @@ net::awaitable<std::variant<engine::CompletionSummary, ApiError>> Gateway::edge_
     auto item = co_await queue->pop();
     if (!item) {
       request_handle->cancel();
-      co_return unavailable("the edge engine stopped answering", "edge_unavailable", 503,
+      co_return unavailable("the edge engine stopped answering", "edge_unavailable",
                             ErrorOrigin::kEdge);
     }
     if (auto* event = std::get_if<engine::TokenEvent>(&*item)) {
@@ -424,7 +424,7 @@ net::awaitable<std::optional<ApiError>> Gateway::run_cloud(Run& run) {
   const std::string model = request.model == kRoutedModel ? cloud_model() : request.model;
   const std::vector<upstream::Upstream*> candidates = serving(upstreams_, model);
   if (candidates.empty()) {
-    co_return unavailable("no cloud upstream is configured", "cloud_unavailable", 503,
+    co_return unavailable("no cloud upstream is configured", "cloud_unavailable",
                           ErrorOrigin::kCloud);
   }
   std::vector<std::string> problems;
@@ -473,11 +473,12 @@ net::awaitable<std::optional<ApiError>> Gateway::run_cloud(Run& run) {
     const auto& http = failure->http;
     const bool sent_here = run.started && !started_before;
     if (failure->delivered || sent_here || http.kind == upstream::HttpFailure::Kind::kCancelled) {
-      co_return unavailable(http.message, "upstream_error", 502, ErrorOrigin::kCloud);
+      co_return upstream_failed(http.message, "upstream_error");
     }
     if (failure->client_error) {
       ApiError e = invalid_request(http.message);
-      e.status = http.status;
+      e.kind = ErrorKind::kUpstreamRefused;
+      e.upstream_status = http.status;
       // A 400 is the request's own fault (the edge would refuse it too); another refusal (a
       // 404 or 422: the upstream's model or its limits) leaves the edge free to try.
       if (http.status != 400) {
@@ -491,8 +492,8 @@ net::awaitable<std::optional<ApiError>> Gateway::run_cloud(Run& run) {
           {"cloud:" + u.name(), "cloud:" + candidates[i + 1]->name(), http.message});
     }
   }
-  co_return unavailable("every cloud upstream for '" + model + "' failed: " + join(problems),
-                        "cloud_unavailable", 502, ErrorOrigin::kCloud);
+  co_return upstream_failed("every cloud upstream for '" + model + "' failed: " + join(problems),
+                            "cloud_unavailable");
 }
 
 net::awaitable<std::variant<Gateway::CloudAnswer, ApiError>> Gateway::cloud_answer(
@@ -551,11 +552,10 @@ net::awaitable<std::variant<Gateway::CloudAnswer, ApiError>> Gateway::cloud_answ
     }
   }
   if (problems.empty()) {
-    co_return unavailable("no cloud upstream serves '" + model + "'", "cloud_unavailable", 503,
+    co_return unavailable("no cloud upstream serves '" + model + "'", "cloud_unavailable",
                           ErrorOrigin::kCloud);
   }
-  co_return unavailable("the cloud tier failed: " + join(problems), "cloud_unavailable", 502,
-                        ErrorOrigin::kCloud);
+  co_return upstream_failed("the cloud tier failed: " + join(problems), "cloud_unavailable");
 }
 
 }  // namespace tandem::server

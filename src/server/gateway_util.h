@@ -54,40 +54,41 @@ inline std::string gaming_identity(const std::string& client, bool keyed) {
   return keyed ? client.substr(0, client.find('/')) : client;
 }
 
-// A tier cannot answer now (retryable): 503 by default, 502 when an upstream failed.
-inline ApiError unavailable(std::string message, std::string code, int status = 503,
+// A tier cannot answer now (retryable): nothing is configured, running or free to take it.
+inline ApiError unavailable(std::string message, std::string code,
                             ErrorOrigin origin = ErrorOrigin::kGateway) {
-  ApiError e;
-  e.origin = origin;
+  ApiError e = make_api_error(ErrorKind::kUnavailable, origin, std::move(message), std::move(code));
   e.retryable = true;
-  e.status = status;
-  e.type = "server_error";
-  e.code = std::move(code);
-  e.message = std::move(message);
   return e;
 }
 
-// What the client hears when the egress guard kept a cloud request on the device: 403 for what
-// the request carries, 503 when the audit could not record the send (a passing condition).
+// A cloud upstream was asked and failed (retryable: another upstream or tier may answer).
+inline ApiError upstream_failed(std::string message, std::string code) {
+  ApiError e = make_api_error(ErrorKind::kUpstreamFailed, ErrorOrigin::kCloud, std::move(message),
+                              std::move(code));
+  e.retryable = true;
+  return e;
+}
+
+// What the client hears when the egress guard kept a cloud request on the device: forbidden
+// for what the request carries, unavailable when the audit could not record the send (a
+// passing condition).
 inline ApiError egress_refused(const upstream::EgressRefusal& refusal) {
-  ApiError e = unavailable("the cloud tier was not asked: " + refusal.message, refusal.code,
-                           refusal.code == "audit_unavailable" ? 503 : 403);
-  if (e.status == 403) {
-    e.type = "permission_error";
+  ApiError e = unavailable("the cloud tier was not asked: " + refusal.message, refusal.code);
+  if (refusal.code != "audit_unavailable") {
+    e.kind = ErrorKind::kForbidden;
   }
   return e;
 }
 
-// A fault inside the gateway (a bug, never the client's or an upstream's doing): 500. The
-// client is told it is logged under the request's id, never what it was.
+// A fault inside the gateway (a bug, never the client's or an upstream's doing). The client is
+// told it is logged under the request's id, never what it was.
 inline ApiError internal_error(const std::string& request_id) {
-  ApiError e = unavailable(
-      "the gateway failed while answering this request; the failure is "
-      "logged with request id " +
-          request_id,
-      "internal_error", 500);
-  e.retryable = false;
-  return e;
+  return make_api_error(ErrorKind::kInternal, ErrorOrigin::kGateway,
+                        "the gateway failed while answering this request; the failure is "
+                        "logged with request id " +
+                            request_id,
+                        "internal_error");
 }
 
 inline ApiError client_gone() {

@@ -46,7 +46,7 @@ Response static_response(const StaticFile& file, bool keep_alive) {
 }
 
 Response error_response(const ApiError& error, bool keep_alive) {
-  Response res = json_response(error.status, error_body(error), keep_alive);
+  Response res = json_response(http_status(error), error_body(error), keep_alive);
   if (error.retry_after_seconds) {
     res.set(http::field::retry_after, std::to_string(*error.retry_after_seconds));
   }

@@ -87,15 +87,15 @@ bool connection_ended(const boost::system::error_code& ec) {
 ApiError read_error(const boost::system::error_code& ec, const config::ServerConfig& server) {
   ApiError error = invalid_request("cannot read the request: " + ec.message());
   if (ec == http::error::body_limit) {
-    error.status = 413;
+    error.kind = ErrorKind::kBodyTooLarge;
     error.message = "the request body exceeds " + std::to_string(server.max_body_bytes) +
                     " bytes (server.max_body_bytes)";
   } else if (ec == http::error::header_limit) {
-    error.status = 431;
+    error.kind = ErrorKind::kHeadersTooLarge;
     error.message =
         "the request headers exceed " + std::to_string(server.max_header_bytes) + " bytes";
   } else if (ec == beast::error::timeout) {
-    error.status = 408;
+    error.kind = ErrorKind::kRequestTimeout;
     error.message =
         "the request was not received within " + std::to_string(server.read_timeout_ms) + " ms";
   }
@@ -302,12 +302,12 @@ net::awaitable<std::optional<Response>> HttpServer::State::dispatch(
   const bool known = path == "/health" || path == "/v1/models" || path == "/v1/chat/completions" ||
                      path == "/v1/completions" || path == "/v1/embeddings" ||
                      path.rfind("/v1/responses", 0) == 0;
-  ApiError error;
-  error.status = known ? 405 : 404;
-  error.type = "invalid_request_error";
-  error.message = known
-                      ? "method " + std::string(req.method_string()) + " is not allowed on " + path
-                      : "no such endpoint: " + path;
+  const ApiError error =
+      known ? make_api_error(
+                  ErrorKind::kMethodNotAllowed, ErrorOrigin::kClient,
+                  "method " + std::string(req.method_string()) + " is not allowed on " + path, "")
+            : make_api_error(ErrorKind::kNotFound, ErrorOrigin::kClient,
+                             "no such endpoint: " + path, "");
   co_return error_response(error, keep_alive);
 }
 

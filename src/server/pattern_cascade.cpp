@@ -216,7 +216,7 @@ net::awaitable<std::optional<ApiError>> escalate(Gateway& gateway, Gateway::Run&
   }
   // Once the client has something (the edge's streamed draft, or the cloud's first pieces
   // before it failed), the edge's answer cannot follow: the response ends with the error.
-  if (run.started || cloud_error->cancelled || run.cancel.cancelled()) {
+  if (run.started || cloud_error->cancelled() || run.cancel.cancelled()) {
     co_return cloud_error;
   }
   run.record.fallbacks.push_back({"cloud", "edge", cloud_error->message});

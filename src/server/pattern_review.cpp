@@ -43,13 +43,11 @@ net::awaitable<std::optional<ApiError>> run_review(Gateway& gateway, Gateway::Ru
   if (!created) {
     log_event(LogLevel::kError, "review", "ticket_not_stored",
               {{"message", created.error().message}});
-    ApiError e;
-    e.status = 503;
-    e.type = "server_error";
-    e.code = "review_unavailable";
-    e.message = "the query needs a human reviewer but the review queue is unavailable: " +
-                created.error().message;
-    co_return e;
+    co_return make_api_error(
+        ErrorKind::kUnavailable, ErrorOrigin::kGateway,
+        "the query needs a human reviewer but the review queue is unavailable: " +
+            created.error().message,
+        "review_unavailable");
   }
   const std::string& id = created->id;
   log_event(LogLevel::kInfo, "review", "ticket_created", {{"ticket", id}, {"reason", reason}});

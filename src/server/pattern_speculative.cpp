@@ -43,8 +43,11 @@ class Verifier {
     // A verification that throws still gives its verdict (an error), so nobody waits for ever.
     auto failed =
         net::on_failure("routing", "verification", [verdicts = verdicts_](std::exception_ptr) {
-          verdicts->push(CloudResult(
-              unavailable("the verification failed inside the gateway", "internal_error", 500)));
+          ApiError fault =
+              make_api_error(ErrorKind::kInternal, ErrorOrigin::kGateway,
+                             "the verification failed inside the gateway", "internal_error");
+          fault.retryable = true;  // a verdict like an unreachable judge's: the answer stands
+          verdicts->push(CloudResult(std::move(fault)));
         });
     net::asio::co_spawn(
         executor_,

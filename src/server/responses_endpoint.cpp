@@ -28,7 +28,7 @@ ApiError response_not_found(const std::string& id, const std::string& param) {
           "routing kept it on the device because it holds private data), or another gateway "
           "answered it; send the conversation's items instead",
       param, "response_not_found");
-  error.status = 404;
+  error.kind = ErrorKind::kNotFound;
   return error;
 }
 

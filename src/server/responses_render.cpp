@@ -94,7 +94,7 @@ json response_object(const ResponseHead& head, const ResponsesRequest& request, 
   std::string status = "in_progress";
   if (error != nullptr) {
     status = "failed";
-    r["error"] = {{"code", error->code.empty() ? error->type : error->code},
+    r["error"] = {{"code", error->code.empty() ? std::string(error_type(*error)) : error->code},
                   {"message", error->message}};
   } else if (outcome != nullptr) {
     status = "completed";

@@ -25,7 +25,7 @@ ApiResponse from_error(const Error& error) {
 }  // namespace
 
 ApiResponse error_response_body(const ApiError& error) {
-  return {error.status, error_body(error)};
+  return {http_status(error), error_body(error)};
 }
 
 ApiResponse route_endpoint(const Gateway& gateway, const std::string& body,
@@ -129,8 +129,7 @@ ApiResponse answer_review(Gateway& gateway, const std::string& id, const std::st
   if (!result) {
     ApiError error = api_error_from(result.error());
     if (result.error().message.find("already") != std::string::npos) {
-      error.status = 409;
-      error.type = "invalid_request_error";
+      error.kind = ErrorKind::kConflict;
       error.code = "review_already_closed";
     }
     return error_response_body(error);

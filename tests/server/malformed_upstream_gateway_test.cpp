@@ -309,7 +309,7 @@ TEST(GatewayExceptionTest, AnExceptionInATierIsAnswered500AndTraced) {
     EXPECT_TRUE(sink.began);  // the exception came after the response began
     EXPECT_EQ(sink.ends, 1);
     ASSERT_TRUE(sink.error.has_value());
-    EXPECT_EQ(sink.error->status, 500);
+    EXPECT_EQ(http_status(*sink.error), 500);
     EXPECT_EQ(sink.error->code, "internal_error");
     EXPECT_NE(sink.error->message.find(context.request_id), std::string::npos);
     EXPECT_EQ(sink.error->message.find("a bug while relaying"), std::string::npos);

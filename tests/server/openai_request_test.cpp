@@ -180,10 +180,9 @@ TEST(OpenAiRequestTest, ErrorsNameTheField) {
       "top_logprobs");
   EXPECT_EQ(parse_error(R"({"model":"m","prompt":["a","b"]})", ApiKind::kCompletion).param,
             "prompt");
-  EXPECT_EQ(
-      parse_error(R"({"model":"m","messages":[{"role":"user","content":"x"}],"stream":"yes"})")
-          .status,
-      400);
+  EXPECT_EQ(http_status(parse_error(
+                R"({"model":"m","messages":[{"role":"user","content":"x"}],"stream":"yes"})")),
+            400);
 }
 
 // Found by the openai_body fuzz target: 18446744073709551615 read as -1, inside seed's range.
@@ -203,7 +202,7 @@ TEST(OpenAiRequestTest, RefusesJsonNestedDeeperThanTheLimit) {
   };
   EXPECT_EQ(parse_ok(nested(62)).cloud_only_fields, std::vector<std::string>{"functions"});
   const ApiError error = parse_error(nested(100000));
-  EXPECT_EQ(error.status, 400);
+  EXPECT_EQ(http_status(error), 400);
   EXPECT_NE(error.message.find("deeper than 64 levels"), std::string::npos) << error.message;
   // Brackets inside strings are text, not nesting.
   parse_ok(R"({"model":"tandem","messages":[{"role":"user","content":")" + std::string(1000, '[') +

@@ -44,7 +44,7 @@ TEST(ResponsesApiTest, EveryRequestCaseBecomesItsChatBodyOrNamesTheFieldAtFault)
     if (c.contains("error_param")) {
       const auto* error = std::get_if<ApiError>(&result);
       ASSERT_NE(error, nullptr) << "expected a 400 naming " << c["error_param"];
-      EXPECT_EQ(error->status, 400);
+      EXPECT_EQ(http_status(*error), 400);
       EXPECT_EQ(error->param, c["error_param"].get<std::string>()) << error->message;
       continue;
     }
