@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
 #include <openssl/evp.h>
@@ -88,14 +89,27 @@ bool blank_document(const std::string& text) {
 }  // namespace
 
 std::string sha256_hex(std::string_view text) {
+  // OpenSSL 3 looks the algorithm up by name (locks, allocations) on every EVP_sha256() digest,
+  // more work than hashing an audited body: fetch it once, and keep a context per thread.
+  static EVP_MD* const kSha256 = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+  struct ContextFree {
+    void operator()(EVP_MD_CTX* context) const { EVP_MD_CTX_free(context); }
+  };
+  thread_local const std::unique_ptr<EVP_MD_CTX, ContextFree> context(EVP_MD_CTX_new());
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
-  EVP_Digest(text.data(), text.size(), digest, &length, EVP_sha256(), nullptr);
+  const bool hashed = kSha256 != nullptr && context != nullptr &&
+                      EVP_DigestInit_ex(context.get(), kSha256, nullptr) == 1 &&
+                      EVP_DigestUpdate(context.get(), text.data(), text.size()) == 1 &&
+                      EVP_DigestFinal_ex(context.get(), digest, &length) == 1;
+  if (!hashed) {
+    EVP_Digest(text.data(), text.size(), digest, &length, EVP_sha256(), nullptr);
+  }
   static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
+  std::string out(2 * static_cast<size_t>(length), '0');
   for (unsigned int i = 0; i < length; ++i) {
-    out.push_back(kDigits[digest[i] >> 4]);
-    out.push_back(kDigits[digest[i] & 0xf]);
+    out[2 * i] = kDigits[digest[i] >> 4];
+    out[2 * i + 1] = kDigits[digest[i] & 0xf];
   }
   return out;
 }

@@ -2,6 +2,9 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -12,6 +15,28 @@ void expect_error(const std::string& yaml, const std::string& fragment) {
   auto result = parse_config(yaml, "test.yaml");
   ASSERT_FALSE(result.ok()) << "accepted:\n" << yaml;
   EXPECT_NE(result.error().message.find(fragment), std::string::npos) << result.error().message;
+}
+
+// FIPS 180-2's vectors, and the same digests from several threads at once (each keeps its own
+// OpenSSL context).
+TEST(ConfigTest, Sha256HexGivesTheStandardDigestsOnEveryThread) {
+  const auto check = [] {
+    EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    EXPECT_EQ(sha256_hex("abc"),
+              "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    EXPECT_EQ(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+              "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+    EXPECT_EQ(sha256_hex(std::string(1000000, 'a')),
+              "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  };
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back(check);
+  }
+  check();
+  for (auto& thread : threads) {
+    thread.join();
+  }
 }
 
 TEST(ConfigTest, EmptyConfigMeansDefaults) {
