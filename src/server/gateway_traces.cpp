@@ -11,14 +11,6 @@
 namespace tandem::server {
 namespace {
 
-using nlohmann::json;
-
-double number(const json& object, const char* key) {
-  return object.is_object() && object.contains(key) && object[key].is_number()
-             ? object[key].get<double>()
-             : 0.0;
-}
-
 std::vector<std::string> detectors(const std::vector<routing::PrivacyFinding>& findings) {
   std::vector<std::string> out;
   for (const auto& f : findings) {
@@ -101,11 +93,11 @@ void trace_outcome(store::TraceRecord& trace, const DecisionRecord& record, bool
     c.threshold = record.confidence->threshold;
     trace.confidence = c;
   }
-  const json cost = record.cost_json();
-  trace.cost_edge = number(cost, "edge");
+  const DecisionRecord::Cost cost = record.cost();
+  trace.cost_edge = cost.edge;
   trace.cost_cloud = record.cloud_cost_usd;
-  if (cost.contains("all_cloud") && cost["all_cloud"].is_number()) {
-    trace.cost_all_cloud = cost["all_cloud"].get<double>();
+  if (cost.all_cloud) {
+    trace.cost_all_cloud = *cost.all_cloud;
   }
   const TierUsage edge = record.edge_usage.value_or(TierUsage{});
   const TierUsage cloud = record.cloud_usage.value_or(TierUsage{});
