@@ -97,7 +97,7 @@ net::awaitable<void> canary_forever(Gateway& gateway, CancelSignal& stop) {
     if (stop.cancelled()) {
       break;
     }
-    gateway.record_canary(run);
+    gateway.operations().record_canary(run);
     const bool slept = co_await net::sleep_for(interval, stop);
     if (!slept) {
       break;

@@ -5,6 +5,7 @@
 #include "common/log.h"
 #include "net/async_queue.h"
 #include "net/offload.h"
+#include "server/cloud_fallback.h"
 #include "server/gateway_traces.h"
 #include "server/gateway_util.h"
 #include "server/responses.h"
@@ -212,74 +213,40 @@ EmbeddingsAnswer cloud_answer(Gateway& gateway, const EmbeddingsRequest& request
   return out;
 }
 
-// What an upstream's failure means for the request: the error to answer with now, or nullopt
-// when the next upstream may succeed.
-std::optional<ApiError> failure_error(const upstream::UpstreamFailure& failure,
-                                      DecisionRecord& record) {
-  if (failure.refused) {
-    // Every upstream gets the same bytes: the next would be refused too.
-    return egress_refused(*failure.refused);
-  }
-  // Something was sent unless no attempt was made (an open circuit).
-  record.data_left_device = record.data_left_device || failure.attempts > 0;
-  const upstream::HttpFailure& http = failure.http;
-  if (http.kind == upstream::HttpFailure::Kind::kCancelled) {
-    return client_gone();
-  }
-  if (failure.client_error) {
-    // The upstream refused the request itself: another would too, and the client can fix it.
-    ApiError error = invalid_request(http.message);
-    error.kind = ErrorKind::kUpstreamRefused;
-    error.upstream_status = http.status;
-    return error;
-  }
-  return std::nullopt;
-}
-
 // Asks the upstreams that serve the model, in order, until one answers or a failure ends the
-// request; the answer or the error is counted.
+// request (the cloud tier's one fallback policy, cloud_fallback.h); the answer or the error is
+// counted.
 net::awaitable<EmbeddingsAnswer> ask_cloud_upstreams(Gateway& gateway,
                                                      const EmbeddingsRequest& request,
                                                      DecisionRecord& record,
                                                      store::TraceRecord& trace,
                                                      CancelSignal& cancel) {
   const std::vector<upstream::Upstream*> candidates = embeddings_upstreams(gateway, request.model);
-  std::vector<std::string> problems;
-  std::optional<ApiError> error;
-  for (size_t i = 0; i < candidates.size() && !error; ++i) {
-    upstream::Upstream& u = *candidates[i];
-    if (!u.online()) {
-      problems.push_back(u.name() + " is offline (" + u.status().last_error + ")");
-      record.reasons.push_back("skipped " + u.name() + ": offline");
-      continue;
-    }
+  const std::string what = "embeddings of '" + request.model + "'";
+  std::optional<upstream::CloudEmbeddings> embeddings;
+  const CloudTry attempt = [&](upstream::Upstream& u) -> net::awaitable<CloudAttempt> {
     upstream::EmbeddingsCall call;
     call.public_model = request.model;
     call.body = request.cloud_body;
     call.inputs = request.inputs.size();
     call.egress = Gateway::egress(record, "embeddings");
     auto result = co_await u.embed(call, cancel);
+    CloudAttempt tried;
     if (auto* answer = std::get_if<upstream::CloudEmbeddings>(&result)) {
-      co_return cloud_answer(gateway, request, u, *answer, record, std::move(trace));
+      embeddings = std::move(*answer);
+    } else {
+      tried.failure = std::move(std::get<upstream::UpstreamFailure>(result));
     }
-    const upstream::UpstreamFailure& failure = std::get<upstream::UpstreamFailure>(result);
-    error = failure_error(failure, record);
-    if (!error) {
-      problems.push_back(failure.http.message);
-      if (i + 1 < candidates.size()) {
-        record.fallbacks.push_back(
-            {"cloud:" + u.name(), "cloud:" + candidates[i + 1]->name(), failure.http.message});
-      }
-    }
-  }
-  if (!error) {
-    error = upstream_failed(
-        "every cloud upstream for embeddings of '" + request.model + "' failed: " + join(problems),
-        "cloud_unavailable");
+    co_return tried;
+  };
+  const CloudCannotRun any_upstream_can;
+  auto answered = co_await try_cloud_upstreams(candidates, what, record, attempt, any_upstream_can);
+  if (auto* u = std::get_if<upstream::Upstream*>(&answered)) {
+    co_return cloud_answer(gateway, request, **u, *embeddings, record, std::move(trace));
   }
   record.latency_ms = ms_since(record.started_at);
   count(gateway, std::move(trace), record, true);
-  co_return error_answer(*error, record);
+  co_return error_answer(std::get<ApiError>(answered), record);
 }
 
 net::awaitable<EmbeddingsAnswer> cloud_embeddings(Gateway& gateway,

@@ -11,6 +11,8 @@
 #include "server/patterns.h"
 #include "server/request_plan.h"
 #include "server/status_api.h"
+#include "store/redis_consistency_memory.h"
+#include "store/redis_review_queue.h"
 
 namespace tandem::server {
 namespace {
@@ -190,13 +192,20 @@ std::vector<ModelInfo> Gateway::models() const {
 }
 
 void Gateway::start_probes(net::asio::any_io_executor executor) {
-  for (const auto& u : upstreams_) {
-    // A strand of its own: net::sleep_for cancels its timer through a post to the coroutine's
-    // executor, which on the bare io_context could run beside the coroutine (a data race).
-    net::asio::co_spawn(net::asio::make_strand(executor), u->probe_forever(stop_probes_),
-                        net::log_failure("upstream", "health_probe"));
+  operations_->start(std::move(executor));
+}
+
+Status Gateway::open_shared_store() {
+  operations_ = std::make_unique<Operations>(*this);
+  if (Status opened = operations_->open_shared_store(); !opened) {
+    return opened;
   }
-  start_monitors(executor);
+  // With Redis, replicas share the review queue and the routing memory too.
+  if (const auto& redis = operations_->redis()) {
+    reviews_ = std::make_unique<store::RedisReviewQueue>(redis);
+    memory_ = std::make_unique<store::RedisConsistencyMemory>(redis);
+  }
+  return {};
 }
 
 Gateway::~Gateway() = default;
@@ -207,9 +216,8 @@ void Gateway::join_workers() {
 }
 
 void Gateway::stop() {
-  stop_probes_.cancel();
-  if (memory_sweeper_) {
-    memory_sweeper_->stop();
+  if (operations_) {
+    operations_->stop();
   }
   if (shadow_) {
     shadow_->stop();  // shadow edge generations end now, not with the engine

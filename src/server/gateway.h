@@ -23,12 +23,10 @@
 #include "server/gateway_stats.h"
 #include "server/monitors.h"
 #include "server/openai_request.h"
+#include "server/operations.h"
 #include "store/consistency_memory.h"
-#include "store/expiry_sweeper.h"
-#include "store/redis_client.h"
 #include "store/review_queue.h"
 #include "store/shadow_log.h"
-#include "store/shared_state.h"
 #include "store/trace_writer.h"
 #include "upstream/upstream.h"
 
@@ -218,27 +216,12 @@ class Gateway {
   GatewayStats& stats() const { return *stats_; }
   // The failure-mode monitors (server/monitors.h).
   Monitors& monitors() const { return *monitors_; }
-  // What replicas share (circuits, counters): Redis when store.redis is set, else this process.
-  store::SharedState& shared() const { return *shared_; }
-  const std::string& replica() const { return replica_; }
+  // The operations owner (server/operations.h): what replicas share (circuits, counters), the
+  // probes, monitors' loops, canaries and the shared store's sync.
+  Operations& operations() const { return *operations_; }
   int64_t started_unix_ms() const { return started_unix_ms_; }
-  // Records a canary run (server/canary.h) in the skew monitor and the metrics.
-  void record_canary(const telemetry::CanaryRun& run);
-  // Reads the state the dashboard plots beside the traffic — the edge's decode speed and its
-  // baseline, whether the cloud tier is reachable — into the stats' time series. The gateway
-  // runs it every kSeriesSampleMs (gateway_operations.cpp).
-  void sample_series(int64_t now_ms);
-  static constexpr int64_t kSeriesSampleMs = 2000;
   // The routing database's audit of what went to the cloud; null when operations.audit is off.
   store::AuditLog* audit_log() const { return audit_log_.get(); }
-  // Feeds the shared circuit states both ways (circuits this replica opened go out; circuits
-  // other replicas opened hold this one's upstreams open) and adds this replica's counts to the
-  // fleet counters — the gateway runs it every second on store_workers() when a shared store
-  // is configured, after probing the store while it is unreachable.
-  void sync_shared_circuits(int64_t now_ms);
-  // One round of the shared store's upkeep, on store_workers(): probes Redis while it is
-  // unreachable (logging when an outage starts and ends), then syncs circuits and counters.
-  void tend_shared_store();
   // Where calls into the stores run (net::run_on): SQLite and Redis never hold up an I/O
   // thread, and a hung Redis costs the requests that need it, not the connections that don't.
   net::asio::thread_pool& store_workers() { return *store_workers_; }
@@ -246,10 +229,6 @@ class Gateway {
   // once its I/O threads have stopped and before its io_context goes: a worker's answer is
   // handed to that io_context, which must still exist to receive (and discard) it.
   void join_workers();
-  // The shared Redis store's outage (store.redis), or nullopt: no Redis, or it is reachable.
-  std::optional<store::RedisOutage> store_outage() const;
-  // Calls to Redis refused during outages since start (0 without store.redis).
-  uint64_t store_refused_calls() const;
   ~Gateway();
 
   // Routing traces (routing.traces): a reviewer's answer labels the trace of its ticket (applied
@@ -272,8 +251,8 @@ class Gateway {
   nlohmann::json explain_route(const CompletionRequest& request, const RequestContext& context,
                                bool detailed) const;
 
-  // Starts health probing of every upstream, device polling, the canaries and the shared
-  // state's sync on `executor`, and the consistency memory's expiry sweeps, until stop().
+  // Starts the operations owner's loops on `executor` (Operations::start) until stop(), which
+  // also ends shadow mode's edge generations.
   void start_probes(net::asio::any_io_executor executor);
   void stop();
 
@@ -415,9 +394,6 @@ class Gateway {
   void write_trace(store::TraceRecord trace, const DecisionRecord& record, bool failed);
   // Opens the shared state (store.redis) and, with it, the Redis review queue and memory.
   Status open_shared_store();
-  // Spawns device polling, the canaries, the time series' sampling and the shared-state sync
-  // (gateway_operations.cpp).
-  void start_monitors(net::asio::any_io_executor executor);
   // The consistency memory's tier for this client's similar queries, if any; the store call
   // runs on store_workers() (gateway_stores.cpp).
   std::optional<routing::RememberedTier> remembered_tier(const std::string& client,
@@ -440,23 +416,16 @@ class Gateway {
   std::shared_ptr<store::Database> database_;
   std::unique_ptr<store::ReviewQueue> reviews_;
   std::unique_ptr<store::ConsistencyMemory> memory_;
-  // Deletes memory_'s expired routes on its own thread once probes start (routing.consistency
-  // on); declared after memory_, so it stops before the memory goes.
-  std::unique_ptr<store::ExpirySweeper> memory_sweeper_;
-  std::shared_ptr<store::TraceWriter> traces_;      // null when traces and the audit are off
-  std::shared_ptr<store::AuditLog> audit_log_;      // null when operations.audit is off
-  std::map<std::string, bool> published_circuits_;  // upstreams whose open circuit we announced
-  std::map<std::string, int64_t> pending_fleet_;    // fleet counts a failed add kept back
-  std::unique_ptr<store::SharedState> shared_;
-  std::shared_ptr<store::RedisClient> redis_;  // null without store.redis
-  bool redis_outage_logged_ = false;           // tend_shared_store()'s view, on its own loop
-  std::string replica_;
+  std::shared_ptr<store::TraceWriter> traces_;  // null when traces and the audit are off
+  std::shared_ptr<store::AuditLog> audit_log_;  // null when operations.audit is off
   int64_t started_unix_ms_ = 0;
   std::unique_ptr<GatewayStats> stats_;
   std::unique_ptr<Monitors> monitors_;
   std::unique_ptr<store::ShadowLog> shadow_log_;
   std::unique_ptr<ShadowMode> shadow_;  // after shadow_log_: it writes there until destroyed
-  CancelSignal stop_probes_;
+  // After everything its loops read (upstreams, stats, monitors, memory_): its loops and the
+  // memory's sweeper stop before those go.
+  std::unique_ptr<Operations> operations_;
   // Last: its threads are joined before anything they use (the stores, the stats) goes.
   std::unique_ptr<net::asio::thread_pool> store_workers_;
 };

@@ -35,7 +35,7 @@ class GatewayStats {
   telemetry::MetricsRegistry& registry() { return registry_; }
   const telemetry::MetricsRegistry& registry() const { return registry_; }
   // The dashboard's plots: requests are recorded by observe(); readings of lasting state
-  // (decode speed, cloud reachability) by whoever samples them (Gateway::sample_series).
+  // (decode speed, cloud reachability) by whoever samples them (Operations::sample_series).
   telemetry::TimeSeries& series() { return series_; }
   const telemetry::TimeSeries& series() const { return series_; }
 

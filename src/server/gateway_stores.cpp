@@ -1,11 +1,10 @@
 // The gateway's calls into its stores off the I/O threads: the consistency memory's lookup and
-// store for a request, and the shared store's upkeep (probing Redis through an outage, then
-// syncing circuits and counters). Every call here runs on store_workers(); a Redis outage is
+// store for a request. Every call here runs on store_workers(); a Redis outage is
 // circuit-broken in the client (store/redis_client.h), so while it lasts the calls fail at once
-// and routing goes on without the memory (docs/RELIABILITY.md, "When a store is down").
+// and routing goes on without the memory (docs/RELIABILITY.md, "When a store is down"). The
+// shared store's upkeep is the operations owner's (operations.cpp).
 
 #include "common/log.h"
-#include "common/time_text.h"
 #include "net/offload.h"
 #include "server/gateway.h"
 #include "server/gateway_util.h"
@@ -17,8 +16,8 @@ std::optional<routing::RememberedTier> Gateway::remembered_tier(
   auto found = memory_->lookup(client, keys, unix_ms());
   if (!found) {
     // The memory is a preference: without it the query is routed afresh. An outage is logged
-    // once, by tend_shared_store(), not per request.
-    if (!redis_ || redis_->reachable()) {
+    // once, by Operations::tend_shared_store(), not per request.
+    if (operations_->shared_store_reachable()) {
       log_event(LogLevel::kWarn, "routing", "consistency_lookup_failed",
                 {{"message", found.error().message}});
     }
@@ -48,44 +47,10 @@ net::awaitable<void> Gateway::remember_route(const std::string& client,
   auto stored = co_await net::run_on(*store_workers_, [&] {
     return memory_->remember(client, keys, tier, why, unix_ms(), ttl_ms);
   });
-  if (!stored && (!redis_ || redis_->reachable())) {
+  if (!stored && operations_->shared_store_reachable()) {
     log_event(LogLevel::kWarn, "routing", "consistency_store_failed",
               {{"message", stored.error().message}});
   }
-}
-
-std::optional<store::RedisOutage> Gateway::store_outage() const {
-  return redis_ ? redis_->outage() : std::nullopt;
-}
-
-uint64_t Gateway::store_refused_calls() const {
-  return redis_ ? redis_->refused_calls() : 0;
-}
-
-void Gateway::tend_shared_store() {
-  if (redis_ && !redis_->reachable()) {
-    const auto outage = redis_->outage();
-    if (!redis_outage_logged_ && outage) {
-      log_event(LogLevel::kError, "store", "redis_unreachable",
-                {{"since", utc_iso8601(outage->since_unix_ms)},
-                 {"reason", outage->reason},
-                 {"effect",
-                  "calls to redis fail at once; routing goes on without the routing memory, "
-                  "review tickets cannot be created, circuits and counters wait"}});
-      redis_outage_logged_ = true;
-    }
-    if (Status probed = redis_->probe(); !probed) {
-      return;
-    }
-  }
-  if (redis_outage_logged_) {
-    log_event(LogLevel::kInfo, "store", "redis_reachable",
-              {{"refused_calls", std::to_string(redis_->refused_calls())}});
-    redis_outage_logged_ = false;
-    // A restarted Redis lost what it held: announce this replica's open circuits again.
-    published_circuits_.clear();
-  }
-  sync_shared_circuits(unix_ms());
 }
 
 }  // namespace tandem::server

@@ -7,6 +7,7 @@
 #include "engine/text_stream.h"
 #include "net/async_queue.h"
 #include "net/offload.h"
+#include "server/cloud_fallback.h"
 #include "server/egress_guard.h"
 #include "server/gateway.h"
 #include "server/gateway_util.h"
@@ -85,40 +86,6 @@ void add_deltas(Piece& piece, const std::vector<engine::MessageDelta>& deltas) {
 bool has_content(const Piece& piece) {
   return !piece.text.empty() || !piece.reasoning.empty() || !piece.tool_calls.empty() ||
          !piece.logprobs.is_null();
-}
-
-// The upstreams that serve `model`, in their configured order.
-std::vector<upstream::Upstream*> serving(
-    const std::vector<std::unique_ptr<upstream::Upstream>>& upstreams, const std::string& model) {
-  std::vector<upstream::Upstream*> candidates;
-  for (const auto& u : upstreams) {
-    if (u->serves(model)) {
-      candidates.push_back(u.get());
-    }
-  }
-  return candidates;
-}
-
-// Why the cloud loop passes an upstream by: what the error lists, what the record says.
-struct Skipped {
-  std::string problem;
-  std::string reason;
-};
-
-// Why `u` cannot take `request` now (offline, or unable to run what only a native Responses
-// upstream runs); nullopt when it can.
-std::optional<Skipped> why_skipped(const upstream::Upstream& u, const CompletionRequest& request,
-                                   bool native) {
-  if (!u.online()) {
-    return Skipped{u.name() + " is offline (" + u.status().last_error + ")",
-                   u.name() + ": offline"};
-  }
-  if (!native && request.needs_native) {
-    const std::string why =
-        u.name() + " speaks chat completions, which cannot run " + join(request.cloud_only_fields);
-    return Skipped{why, why};
-  }
-  return std::nullopt;
 }
 
 }  // namespace
@@ -418,104 +385,81 @@ net::awaitable<std::optional<upstream::UpstreamFailure>> Gateway::cloud_in_chat(
   co_return failure;
 }
 
+void Gateway::observe_cloud_model(const upstream::Upstream& u, const std::string& reported) const {
+  if (!reported.empty()) {
+    monitors_->skew().observe_cloud(u.name(), reported, unix_ms());
+  }
+}
+
 net::awaitable<std::optional<ApiError>> Gateway::run_cloud(Run& run) {
   const CompletionRequest& request = run.request;
   DecisionRecord& record = run.record;
   const std::string model = request.model == kRoutedModel ? cloud_model() : request.model;
-  const std::vector<upstream::Upstream*> candidates = serving(upstreams_, model);
-  if (candidates.empty()) {
-    co_return unavailable("no cloud upstream is configured", "cloud_unavailable",
-                          ErrorOrigin::kCloud);
-  }
-  std::vector<std::string> problems;
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    upstream::Upstream& u = *candidates[i];
-    // A Responses request goes as it came while the client has nothing yet: after an edge
-    // draft (a cascade's revision) the answer continues in the events already begun.
-    const bool native = !request.responses_body.is_null() && !run.started &&
-                        u.config().api == config::UpstreamApi::kResponses;
-    if (auto skipped = why_skipped(u, request, native)) {
-      problems.push_back(skipped->problem);
-      record.reasons.push_back("skipped " + skipped->reason);
-      continue;
+  // A Responses request goes as it came while the client has nothing yet: after an edge draft
+  // (a cascade's revision) the answer continues in the events already begun.
+  const auto native = [&](const upstream::Upstream& u) {
+    return !request.responses_body.is_null() && !run.started &&
+           u.config().api == config::UpstreamApi::kResponses;
+  };
+  const CloudCannotRun cannot_run = [&](const upstream::Upstream& u) -> std::optional<CloudSkip> {
+    if (native(u) || !request.needs_native) {
+      return std::nullopt;
     }
+    const std::string why =
+        u.name() + " speaks chat completions, which cannot run " + join(request.cloud_only_fields);
+    return CloudSkip{why, why};
+  };
+  CloudResult result;
+  const CloudTry attempt = [&](upstream::Upstream& u) -> net::awaitable<CloudAttempt> {
     const bool started_before = run.started;
-    CloudResult result;
-    std::optional<upstream::UpstreamFailure> failure;
-    if (native) {
-      failure = co_await cloud_native(run, u, model, result);
+    result = CloudResult{};
+    CloudAttempt tried;
+    if (native(u)) {
+      tried.failure = co_await cloud_native(run, u, model, result);
     } else {
-      failure = co_await cloud_in_chat(run, u, model, result);
+      tried.failure = co_await cloud_in_chat(run, u, model, result);
     }
-    if (failure && failure->refused) {
-      // Every upstream gets the same bytes: the next would be refused too.
-      co_return egress_refused(*failure->refused);
-    }
-    // Something was sent unless no attempt was made (an open circuit).
-    record.data_left_device = record.data_left_device || !failure || failure->attempts > 0;
-    if (!failure) {
-      // The end of an empty answer opens the response too.
-      record.cloud_upstream = u.name();
-      record.cloud_model = u.config().models.at(model);
-      if (!co_await start_answer(run, "cloud")) {
-        co_return client_gone();
-      }
-      add_cloud_usage(record, u, model, result.usage.value_or(upstream::CloudUsage{}));
-      record.latency_ms = ms_since(record.started_at);
-      const Outcome outcome{result.finish_reason, *record.cloud_usage};
-      if (result.native) {
-        co_await run.sink.native_finish(*result.native, outcome, record);
-      } else {
-        co_await run.sink.finish(outcome, record);
-      }
-      co_return std::nullopt;
-    }
-    const auto& http = failure->http;
-    const bool sent_here = run.started && !started_before;
-    if (failure->delivered || sent_here || http.kind == upstream::HttpFailure::Kind::kCancelled) {
-      co_return upstream_failed(http.message, "upstream_error");
-    }
-    if (failure->client_error) {
-      ApiError e = invalid_request(http.message);
-      e.kind = ErrorKind::kUpstreamRefused;
-      e.upstream_status = http.status;
-      // A 400 is the request's own fault (the edge would refuse it too); another refusal (a
-      // 404 or 422: the upstream's model or its limits) leaves the edge free to try.
-      if (http.status != 400) {
-        e.origin = ErrorOrigin::kCloud;
-      }
-      co_return e;
-    }
-    problems.push_back(http.message);
-    if (i + 1 < candidates.size()) {
-      record.fallbacks.push_back(
-          {"cloud:" + u.name(), "cloud:" + candidates[i + 1]->name(), http.message});
-    }
+    tried.reached_client = run.started && !started_before;
+    co_return tried;
+  };
+  const std::vector<upstream::Upstream*> candidates = chat_upstreams(upstreams_, model);
+  const std::string what = "'" + model + "'";
+  auto answered = co_await try_cloud_upstreams(candidates, what, record, attempt, cannot_run);
+  if (auto* error = std::get_if<ApiError>(&answered)) {
+    co_return std::move(*error);
   }
-  co_return upstream_failed("every cloud upstream for '" + model + "' failed: " + join(problems),
-                            "cloud_unavailable");
+  upstream::Upstream& u = *std::get<upstream::Upstream*>(answered);
+  // The end of an empty answer opens the response too.
+  record.cloud_upstream = u.name();
+  record.cloud_model = u.config().models.at(model);
+  if (!co_await start_answer(run, "cloud")) {
+    co_return client_gone();
+  }
+  add_cloud_usage(record, u, model, result.usage.value_or(upstream::CloudUsage{}));
+  record.latency_ms = ms_since(record.started_at);
+  const Outcome outcome{result.finish_reason, *record.cloud_usage};
+  if (result.native) {
+    co_await run.sink.native_finish(*result.native, outcome, record);
+  } else {
+    co_await run.sink.finish(outcome, record);
+  }
+  co_return std::nullopt;
 }
 
 net::awaitable<std::variant<Gateway::CloudAnswer, ApiError>> Gateway::cloud_answer(
     ApiKind kind, json body, CancelSignal& cancel, DecisionRecord& record, const char* purpose) {
   const std::string& model = cloud_model();
-  std::vector<std::string> problems;
-  for (const auto& u : upstreams_) {
-    if (!u->serves(model)) {
-      continue;
-    }
-    if (!u->online()) {
-      problems.push_back(u->name() + " is offline (" + u->status().last_error + ")");
-      continue;
-    }
+  CloudAnswer answer;
+  std::string reported_model;
+  const CloudTry attempt = [&](upstream::Upstream& u) -> net::awaitable<CloudAttempt> {
     upstream::CloudRequest cloud;
     cloud.kind = kind;
     cloud.public_model = model;
     cloud.body = body;
     cloud.stream = false;
     cloud.egress = egress(record, purpose);
-    CloudAnswer answer;
-    std::string reported_model;
+    answer = CloudAnswer{};
+    reported_model.clear();
     upstream::Upstream::EventSink collect =
         [&](upstream::CloudEvent&& event) -> net::awaitable<bool> {
       if (event.usage) {
@@ -533,29 +477,21 @@ net::awaitable<std::variant<Gateway::CloudAnswer, ApiError>> Gateway::cloud_answ
       append_logprobs(kind, answer.logprobs, cloud_logprobs(event.logprobs, kind));
       co_return true;
     };
-    auto failure = co_await u->complete(cloud, collect, cancel);
-    if (failure && failure->refused) {
-      co_return egress_refused(*failure->refused);
-    }
-    record.data_left_device = record.data_left_device || !failure || failure->attempts > 0;
-    if (!failure) {
-      add_cloud_usage(record, *u, model, answer.usage);
-      observe_cloud_model(*u, reported_model);
-      co_return answer;
-    }
-    if (failure->http.kind == upstream::HttpFailure::Kind::kCancelled) {
-      co_return client_gone();
-    }
-    problems.push_back(failure->http.message);
-    if (failure->client_error) {
-      break;  // another upstream would refuse the same request
-    }
+    CloudAttempt tried;
+    tried.failure = co_await u.complete(cloud, collect, cancel);
+    co_return tried;  // nothing reaches the client from here: the caller decides what does
+  };
+  const std::vector<upstream::Upstream*> candidates = chat_upstreams(upstreams_, model);
+  const std::string what = "'" + model + "'";
+  const CloudCannotRun any_upstream_can;  // the body is plain chat or completions
+  auto answered = co_await try_cloud_upstreams(candidates, what, record, attempt, any_upstream_can);
+  if (auto* error = std::get_if<ApiError>(&answered)) {
+    co_return std::move(*error);
   }
-  if (problems.empty()) {
-    co_return unavailable("no cloud upstream serves '" + model + "'", "cloud_unavailable",
-                          ErrorOrigin::kCloud);
-  }
-  co_return upstream_failed("the cloud tier failed: " + join(problems), "cloud_unavailable");
+  const upstream::Upstream& u = *std::get<upstream::Upstream*>(answered);
+  add_cloud_usage(record, u, model, answer.usage);
+  observe_cloud_model(u, reported_model);
+  co_return answer;
 }
 
 }  // namespace tandem::server

@@ -72,8 +72,8 @@ json health_body(const Gateway& gateway, bool shutting_down, bool detailed) {
           {"cloud", {{"online", cloud_online}, {"upstreams", std::move(upstreams)}}},
           // Not part of readiness: without its stores the gateway routes on defaults.
           {"store",
-           {{"backend", gateway.shared().backend()},
-            {"reachable", !gateway.store_outage().has_value()}}}};
+           {{"backend", gateway.operations().shared().backend()},
+            {"reachable", !gateway.operations().store_outage().has_value()}}}};
 }
 
 // Whether a failed read means the connection is over (the client left, or the server is
@@ -233,7 +233,7 @@ net::awaitable<Response> HttpServer::State::run_canary_now(Caller caller, bool k
   CancelSignal cancel;
   const auto registered = in_flight.enter(cancel);
   const auto run = co_await tandem::server::run_canary(*gateway, cancel);
-  gateway->record_canary(run);
+  gateway->operations().record_canary(run);
   co_return json_response(200, canary_json(run), keep_alive);
 }
 

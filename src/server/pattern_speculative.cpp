@@ -75,10 +75,14 @@ class Verifier {
     co_await verdicts_->pop();
   }
 
-  // The verification's cloud usage counts for the request.
+  // The verification's cloud usage counts for the request, and what its cloud loop passed by
+  // or fell back from is the request's to report.
   void merge_into(DecisionRecord& record) const {
     const DecisionRecord& verify = state_->record;
     record.data_left_device = record.data_left_device || verify.data_left_device;
+    record.reasons.insert(record.reasons.end(), verify.reasons.begin(), verify.reasons.end());
+    record.fallbacks.insert(record.fallbacks.end(), verify.fallbacks.begin(),
+                            verify.fallbacks.end());
     if (verify.cloud_usage) {
       record.cloud_usage = verify.cloud_usage;
       record.cloud_cost_usd += verify.cloud_cost_usd;

@@ -98,7 +98,7 @@ json models_json(const Gateway& gateway) {
 
 json circuits_json(const Gateway& gateway, int64_t now_ms) {
   std::map<std::string, int64_t> shared_until;
-  if (auto open = gateway.shared().open_circuits(now_ms); open) {
+  if (auto open = gateway.operations().shared().open_circuits(now_ms); open) {
     for (const auto& c : *open) {
       shared_until[c.upstream] = std::max(shared_until[c.upstream], c.until_ms);
     }
@@ -131,21 +131,21 @@ json reviews_json(Gateway& gateway) {
 
 // The shared store's outage (store.redis unreachable: its calls fail at once), or null.
 json store_outage_json(const Gateway& gateway) {
-  const auto outage = gateway.store_outage();
+  const auto outage = gateway.operations().store_outage();
   if (!outage) {
     return nullptr;
   }
   return {{"since", utc_iso8601(outage->since_unix_ms)},
           {"reason", outage->reason},
-          {"refused_calls", gateway.store_refused_calls()}};
+          {"refused_calls", gateway.operations().store_refused_calls()}};
 }
 
 // Every replica's counts together (store.redis); null for a gateway on its own.
 json fleet_json(const Gateway& gateway) {
-  if (std::string_view(gateway.shared().backend()) == "local") {
+  if (std::string_view(gateway.operations().shared().backend()) == "local") {
     return nullptr;
   }
-  auto counters = gateway.shared().counters();
+  auto counters = gateway.operations().shared().counters();
   if (!counters) {
     return {{"error", counters.error().message}};
   }
@@ -180,12 +180,12 @@ json status_json(Gateway& gateway, bool ready) {
   }
   return {{"gateway",
            {{"version", kTandemVersion},
-            {"replica", gateway.replica()},
+            {"replica", gateway.operations().replica()},
             {"started_at", utc_iso8601(gateway.started_unix_ms())},
             {"uptime_s", static_cast<double>(now - gateway.started_unix_ms()) / 1000.0},
             {"now", utc_iso8601(now)},
             {"ready", ready},
-            {"store", gateway.shared().backend()},
+            {"store", gateway.operations().shared().backend()},
             {"store_outage", store_outage_json(gateway)},
             {"routing_pattern", gateway.config().routing.pattern}}},
           {"traffic", stats.traffic_json(now)},
@@ -281,15 +281,15 @@ void register_cloud_metrics(telemetry::MetricsRegistry& registry, Gateway* g) {
 
 // The shared Redis store, when there is one: whether it answers, and calls refused meanwhile.
 void register_store_metrics(telemetry::MetricsRegistry& registry, Gateway* g) {
-  if (std::string_view(g->shared().backend()) == "redis") {
+  if (std::string_view(g->operations().shared().backend()) == "redis") {
     registry.gauge_function("tandem_store_reachable",
                             "1 while the shared Redis store answers, 0 during an outage", [g] {
-                              return Samples{{{}, g->store_outage() ? 0.0 : 1.0}};
+                              return Samples{{{}, g->operations().store_outage() ? 0.0 : 1.0}};
                             });
     registry.counter_function(
         "tandem_store_refused_calls_total",
         "Calls to the shared Redis store refused without being sent during outages", [g] {
-          return Samples{{{}, static_cast<double>(g->store_refused_calls())}};
+          return Samples{{{}, static_cast<double>(g->operations().store_refused_calls())}};
         });
   }
 }

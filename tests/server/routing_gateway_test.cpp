@@ -338,6 +338,33 @@ TEST(RoutingGatewayTest, SpeculativeAnswerTheCloudRejectsIsRevised) {
   EXPECT_EQ(whole.json_body()["tandem"]["revision"]["to_tier"], "cloud");
 }
 
+// A verification asks the cloud through the same fallback loop as an answer: a failing upstream
+// passes the request to the next, and the record says so.
+TEST(RoutingGatewayTest, AVerificationFallsBackAcrossUpstreamsAndRecordsIt) {
+  FaultUpstream fault;
+  const std::string yaml = cloud_yaml(fault.base_url(), "fault-ok",
+                                      "  pattern: speculative\n  speculative: {judge: match}\n");
+  // The same upstream block, named `broken` and failing, ahead of the healthy one.
+  const std::string healthy = "    - name: cloud\n";
+  std::string broken =
+      yaml.substr(yaml.find(healthy), yaml.find("routing:\n") - yaml.find(healthy));
+  broken.replace(broken.find("name: cloud"), 11, "name: broken");
+  broken.replace(broken.find("big: fault-ok"), 13, "big: fault-500");
+  std::string two = yaml;
+  two.insert(two.find(healthy), broken);
+  GatewayUnderTest gateway(two);
+  auto r = post(gateway.port(), "/v1/chat/completions", chat("tandem", "Once upon a time", 8));
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json t = r.json_body()["tandem"];
+  EXPECT_EQ(t["verification"]["status"], "disagreed") << t.dump(2);
+  EXPECT_EQ(t["tier"], "cloud");
+  ASSERT_EQ(t["fallbacks"].size(), 1U) << t.dump(2);
+  EXPECT_EQ(t["fallbacks"][0]["from"], "cloud:broken");
+  EXPECT_EQ(t["fallbacks"][0]["to"], "cloud:cloud");
+  EXPECT_EQ(fault.requests_for("fault-500"), 1);  // retry: {max_retries: 0}
+  EXPECT_GE(fault.requests_for("fault-ok"), 1);
+}
+
 // The cloud's whole answer replaces the edge's with its reasoning and tool calls; the revision
 // withdraws the edge's text, so a non-streaming client gets the calls alone.
 TEST(RoutingGatewayTest, ARevisionToACloudThatCallsToolsRelaysTheCalls) {

@@ -1,21 +1,19 @@
-// The gateway's operational loops and hooks: device polling, canaries, the dashboard's time
-// series, the shared store (Redis or this process) and its circuit sync, and the skew
-// monitor's inputs.
+// The gateway's operations owner (operations.h): its loops, the shared store and its sync.
+
+#include "server/operations.h"
 
 #include <climits>
 
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/time_text.h"
 #include "net/offload.h"
 #include "net/sleep.h"
 #include "net/spawn.h"
 #include "server/canary.h"
 #include "server/gateway.h"
 #include "server/gateway_util.h"
-#include "store/redis_client.h"
-#include "store/redis_consistency_memory.h"
-#include "store/redis_review_queue.h"
 
 namespace tandem::server {
 namespace {
@@ -42,22 +40,23 @@ net::awaitable<void> poll_device_forever(Gateway& gateway, CancelSignal& stop) {
 }
 
 // Several readings per bucket, so that a bucket's gauges exist whatever the request rate.
-net::awaitable<void> sample_series_forever(Gateway& gateway, CancelSignal& stop) {
+net::awaitable<void> sample_series_forever(Operations& operations, CancelSignal& stop) {
   while (!stop.cancelled()) {
-    gateway.sample_series(unix_ms());
+    operations.sample_series(unix_ms());
     const bool slept =
-        co_await net::sleep_for(std::chrono::milliseconds(Gateway::kSeriesSampleMs), stop);
+        co_await net::sleep_for(std::chrono::milliseconds(Operations::kSeriesSampleMs), stop);
     if (!slept) {
       break;
     }
   }
 }
 
-net::awaitable<void> sync_shared_forever(Gateway& gateway, CancelSignal& stop) {
+net::awaitable<void> sync_shared_forever(Gateway& gateway, Operations& operations,
+                                         CancelSignal& stop) {
   while (!stop.cancelled()) {
     // On the store workers: a round may wait for Redis (a probe through an outage).
-    const bool tended = co_await net::run_on(gateway.store_workers(), [&gateway] {
-      gateway.tend_shared_store();
+    const bool tended = co_await net::run_on(gateway.store_workers(), [&operations] {
+      operations.tend_shared_store();
       return true;
     });
     (void)tended;
@@ -70,9 +69,14 @@ net::awaitable<void> sync_shared_forever(Gateway& gateway, CancelSignal& stop) {
 
 }  // namespace
 
-Status Gateway::open_shared_store() {
-  replica_ = config_.store.replica.empty() ? default_replica_name() : config_.store.replica;
-  const auto& redis = config_.store.redis;
+Operations::Operations(Gateway& gateway) : gateway_(gateway) {}
+
+Operations::~Operations() = default;
+
+Status Operations::open_shared_store() {
+  const config::GatewayConfig& config = gateway_.config();
+  replica_ = config.store.replica.empty() ? default_replica_name() : config.store.replica;
+  const auto& redis = config.store.redis;
   if (redis.url.empty()) {
     shared_ = std::make_unique<store::LocalSharedState>();
     return {};
@@ -87,52 +91,71 @@ Status Gateway::open_shared_store() {
   if (!connected) {
     return make_error(connected.error().code, "store.redis: " + connected.error().message);
   }
-  // One connection for the three: each call is one short round trip, serialised by the client.
-  std::shared_ptr<store::RedisClient> client = std::move(connected).value();
-  redis_ = client;
-  shared_ = std::make_unique<store::RedisSharedState>(client);
-  reviews_ = std::make_unique<store::RedisReviewQueue>(client);
-  memory_ = std::make_unique<store::RedisConsistencyMemory>(client);
+  // One connection for all: each call is one short round trip, serialised by the client.
+  redis_ = std::move(connected).value();
+  shared_ = std::make_unique<store::RedisSharedState>(redis_);
   log_event(LogLevel::kInfo, "store", "shared_store",
             {{"backend", "redis"}, {"replica", replica_}, {"prefix", redis.prefix}});
   return {};
 }
 
-void Gateway::start_monitors(net::asio::any_io_executor executor) {
-  // Each loop on a strand of its own: the edge's token queue (net/async_queue.h) wakes its
-  // waiter through a post that must not run beside the waiter on another I/O thread.
+std::optional<store::RedisOutage> Operations::store_outage() const {
+  return redis_ ? redis_->outage() : std::nullopt;
+}
+
+uint64_t Operations::store_refused_calls() const {
+  return redis_ ? redis_->refused_calls() : 0;
+}
+
+void Operations::start(net::asio::any_io_executor executor) {
+  // Each loop on a strand of its own: net::sleep_for cancels its timer through a post to the
+  // coroutine's executor, which on the bare io_context could run beside the coroutine, and the
+  // edge's token queue (net/async_queue.h) wakes its waiter the same way.
   const auto strand = [&] { return net::asio::make_strand(executor); };
-  if (config_.operations.device.enabled) {
-    net::asio::co_spawn(strand(), poll_device_forever(*this, stop_probes_),
+  for (const auto& u : gateway_.upstreams()) {
+    net::asio::co_spawn(strand(), u->probe_forever(stop_),
+                        net::log_failure("upstream", "health_probe"));
+  }
+  const config::GatewayConfig& config = gateway_.config();
+  if (config.operations.device.enabled) {
+    net::asio::co_spawn(strand(), poll_device_forever(gateway_, stop_),
                         net::log_failure("operations", "device_poll"));
   }
-  net::asio::co_spawn(strand(), sample_series_forever(*this, stop_probes_),
+  net::asio::co_spawn(strand(), sample_series_forever(*this, stop_),
                       net::log_failure("operations", "series_sample"));
-  if (config_.operations.canary.enabled && engine_ && !cloud_model().empty()) {
-    net::asio::co_spawn(strand(), canary_forever(*this, stop_probes_),
+  if (config.operations.canary.enabled && gateway_.engine() != nullptr &&
+      !gateway_.cloud_model().empty()) {
+    net::asio::co_spawn(strand(), canary_forever(gateway_, stop_),
                         net::log_failure("operations", "canary"));
   }
-  if (config_.routing.consistency.enabled && !memory_sweeper_) {
+  if (config.routing.consistency.enabled && !memory_sweeper_) {
     memory_sweeper_ = std::make_unique<store::ExpirySweeper>(
-        *memory_,
-        store::ExpirySweeper::interval_for(std::chrono::seconds(config_.routing.consistency.ttl_s)),
+        gateway_.memory(),
+        store::ExpirySweeper::interval_for(std::chrono::seconds(config.routing.consistency.ttl_s)),
         unix_ms);
   }
   if (std::string_view(shared_->backend()) != "local") {
-    net::asio::co_spawn(strand(), sync_shared_forever(*this, stop_probes_),
+    net::asio::co_spawn(strand(), sync_shared_forever(gateway_, *this, stop_),
                         net::log_failure("operations", "shared_state_sync"));
   }
 }
 
-void Gateway::record_canary(const telemetry::CanaryRun& run) {
-  monitors_->skew().record_canary(run);
+void Operations::stop() {
+  stop_.cancel();
+  if (memory_sweeper_) {
+    memory_sweeper_->stop();
+  }
+}
+
+void Operations::record_canary(const telemetry::CanaryRun& run) {
+  gateway_.monitors().skew().record_canary(run);
   const size_t answered = run.prompts - run.failed;
   LogFields fields = {{"prompts", std::to_string(run.prompts)},
                       {"agreed", std::to_string(run.agreed)},
                       {"failed", std::to_string(run.failed)},
                       {"edge_sha256", run.edge_sha256},
                       {"cloud_model", run.cloud_model}};
-  auto& registry = stats_->registry();
+  auto& registry = gateway_.stats().registry();
   registry.counter("tandem_canary_runs_total", "Canary runs (edge and cloud on fixed prompts)")
       .add();
   if (answered > 0) {
@@ -144,26 +167,47 @@ void Gateway::record_canary(const telemetry::CanaryRun& run) {
   log_event(answered == 0 ? LogLevel::kWarn : LogLevel::kInfo, "canary", "run", fields);
 }
 
-void Gateway::sample_series(int64_t now_ms) {
-  const routing::HealthSnapshot h = health();
-  const auto throttle = monitors_->throttle().snapshot();
+void Operations::sample_series(int64_t now_ms) {
+  const routing::HealthSnapshot h = gateway_.health();
+  const auto throttle = gateway_.monitors().throttle().snapshot();
   telemetry::SeriesGauges gauges;
   gauges.decode_tokens_per_s = throttle.ewma_tokens_per_s;
   gauges.decode_baseline = throttle.baseline_tokens_per_s;
   if (h.cloud_configured) {
     gauges.cloud_online = h.cloud_online;
   }
-  stats_->series().record_gauges(gauges, now_ms);
+  gateway_.stats().series().record_gauges(gauges, now_ms);
 }
 
-void Gateway::observe_cloud_model(const upstream::Upstream& u, const std::string& reported) const {
-  if (!reported.empty()) {
-    monitors_->skew().observe_cloud(u.name(), reported, unix_ms());
+void Operations::tend_shared_store() {
+  if (redis_ && !redis_->reachable()) {
+    const auto outage = redis_->outage();
+    if (!redis_outage_logged_ && outage) {
+      log_event(LogLevel::kError, "store", "redis_unreachable",
+                {{"since", utc_iso8601(outage->since_unix_ms)},
+                 {"reason", outage->reason},
+                 {"effect",
+                  "calls to redis fail at once; routing goes on without the routing memory, "
+                  "review tickets cannot be created, circuits and counters wait"}});
+      redis_outage_logged_ = true;
+    }
+    if (Status probed = redis_->probe(); !probed) {
+      return;
+    }
   }
+  if (redis_outage_logged_) {
+    log_event(LogLevel::kInfo, "store", "redis_reachable",
+              {{"refused_calls", std::to_string(redis_->refused_calls())}});
+    redis_outage_logged_ = false;
+    // A restarted Redis lost what it held: announce this replica's open circuits again.
+    published_circuits_.clear();
+  }
+  sync_shared_circuits(unix_ms());
 }
 
-void Gateway::sync_shared_circuits(int64_t now_ms) {
-  for (const auto& u : upstreams_) {
+void Operations::sync_shared_circuits(int64_t now_ms) {
+  const auto& upstreams = gateway_.upstreams();
+  for (const auto& u : upstreams) {
     const auto s = u->status();
     const bool open_here = s.circuit == upstream::CircuitState::kOpen && !u->circuit_held_by_peer();
     bool& published = published_circuits_[u->name()];
@@ -180,7 +224,7 @@ void Gateway::sync_shared_circuits(int64_t now_ms) {
   }
   // This replica's counts since the last round join the fleet's; a failed add keeps them for
   // the next round.
-  for (const auto& [name, delta] : stats_->take_fleet_deltas()) {
+  for (const auto& [name, delta] : gateway_.stats().take_fleet_deltas()) {
     if (delta == 0) {
       continue;
     }
@@ -203,7 +247,7 @@ void Gateway::sync_shared_circuits(int64_t now_ms) {
     if (circuit.replica == replica_) {
       continue;
     }
-    for (const auto& u : upstreams_) {
+    for (const auto& u : upstreams) {
       if (u->name() == circuit.upstream) {
         u->hold_circuit_open(std::chrono::milliseconds(circuit.until_ms - now_ms));
       }
