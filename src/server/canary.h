@@ -4,6 +4,9 @@
 // answer_match.h). Agreement over time shows when an edge or cloud model update changed
 // behaviour: the cloud provider swapped a snapshot, a fleet got a re-quantized edge model.
 // Results go to the skew monitor (telemetry/skew_monitor.h) with both model identities.
+//
+// Thread-safety: canary_forever() runs on a strand of its own (Operations::start), a one-off run
+// on the request's; each run's state is its own, and what it records is thread-safe.
 
 #include <string>
 #include <vector>

@@ -5,6 +5,8 @@
 // draws its plots with uPlot (web/vendor, served at /dashboard/vendor/* with its licence); the
 // playground streams /v1/chat/completions with a client key. Nothing is fetched from anywhere
 // else.
+//
+// Thread-safety: the files are constants; lookups are pure.
 
 #include <optional>
 #include <string_view>

@@ -1,6 +1,8 @@
 #pragma once
 // POST /v1/embeddings: OpenAI's request parsed and validated, and its response built, from the
 // edge model's vectors (Engine::embed) or a cloud upstream's (embeddings_tiers.h says which).
+//
+// Thread-safety: pure functions over plain values.
 
 #include <nlohmann/json.hpp>
 #include <optional>

@@ -10,7 +10,9 @@
 // guard, like any other (upstream/egress.h).
 //
 // Transport-free: the HTTP session parses the body, authorises the model, reads the headers
-// into hints and writes what comes back.
+// into hints and writes what comes back. Thread-safety: as Gateway::execute, one request per
+// call on its own strand; the edge's vectors are computed off the I/O threads (the edge
+// workers and the engine's own thread).
 
 #include <nlohmann/json.hpp>
 #include <optional>

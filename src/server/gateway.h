@@ -2,6 +2,16 @@
 // The gateway's request execution: which tier answers a completion request, the fallback
 // between tiers, and the decision record every response carries. Transport-agnostic: the
 // HTTP session supplies a ResponseSink and runs execute() on its strand.
+//
+// Thread-safety: one Gateway serves every I/O thread. Once create() has returned, its
+// configuration, router, upstream list and stores are fixed, and execute() (with the Run
+// building blocks the pattern executors compose) runs concurrently on any I/O thread: a
+// request's own state (its Run, DecisionRecord and sink) lives on its strand alone. What the
+// gateway hands out is thread-safe itself: each Upstream, GatewayStats and Monitors (their own
+// mutexes), the stores (SQLite serialised on its connection, the Redis client), the trace
+// writer (a queue), the worker pools. start_probes(), stop() and join_workers() are called
+// once each, by the thread that owns the server. DecisionRecord and the other structs here are
+// plain values.
 
 #include <chrono>
 #include <map>

@@ -1,6 +1,8 @@
 #pragma once
 // OpenAI request bodies parsed once into native types (/v1/chat/completions, /v1/completions).
 // Every field is validated here; the error names the field (`param`) and what is allowed.
+//
+// Thread-safety: pure functions over plain values; a parsed request belongs to its request.
 
 #include <nlohmann/json.hpp>
 #include <optional>

@@ -2,6 +2,7 @@
 // The X-Tandem-* routing headers of a request, validated into routing hints. Pure: the HTTP
 // session extracts the headers, and the fuzz targets (fuzz/) call it on arbitrary bytes. Apart
 // from tandem_api.h so that it builds without the gateway (library tandem_server_api).
+// Thread-safety: pure functions over plain values.
 
 #include <string>
 #include <variant>

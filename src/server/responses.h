@@ -1,6 +1,8 @@
 #pragma once
 // OpenAI response objects: whole completions, stream chunks, the model list. All JSON the
 // server writes is built here.
+//
+// Thread-safety: pure functions over plain values (the ids draw from a per-thread generator).
 
 #include <nlohmann/json.hpp>
 #include <string>

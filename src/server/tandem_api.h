@@ -2,6 +2,8 @@
 // Tandem's own HTTP API beside the OpenAI one: request hints from headers (request_hints.h), the
 // route explanation (POST /v1/tandem/route) and the human review queue (/v1/tandem/reviews...).
 // Transport-free: the HTTP session extracts headers and bodies and writes what comes back.
+// Thread-safety: each call may run on any thread; the stores it reads are thread-safe, and the
+// HTTP layer runs these calls on the gateway's store workers.
 
 #include <nlohmann/json.hpp>
 #include <optional>
