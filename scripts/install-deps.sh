@@ -10,7 +10,7 @@ packages=(
   build-essential cmake ninja-build ccache git ca-certificates jq bc valgrind
   libgtest-dev libgmock-dev libbenchmark-dev libsqlite3-dev libre2-dev pkg-config
   libhiredis-dev redis-server chromium
-  nlohmann-json3-dev libsimdjson-dev libcli11-dev libssl-dev libboost-dev libyaml-cpp-dev
+  nlohmann-json3-dev libsimdjson-dev libjemalloc-dev libcli11-dev libssl-dev libboost-dev libyaml-cpp-dev
   nginx-light wrk curl openssl
   clang-format clang-tidy
   clang libclang-rt-14-dev libomp-dev  # scripts/fuzz.sh: libFuzzer, and OpenMP for llama.cpp

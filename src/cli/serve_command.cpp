@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "common/allocator.h"
 #include "engine/generate.h"
 #include "engine/llama_backend.h"
 #include "net/asio.h"
@@ -135,7 +136,7 @@ Result<std::unique_ptr<engine::Engine>> open_edge(const config::GatewayConfig& c
 void print_banner(const server::Gateway& gateway, const server::HttpServer& http_server) {
   const auto& cfg = gateway.config();
   std::cout << "tandem serve: listening on http://" << cfg.server.host << ":" << http_server.port()
-            << "\n  edge:  "
+            << "\n  allocator: " << allocator_name() << "\n  edge:  "
             << (gateway.engine() ? gateway.edge_name() + " (" + cfg.edge.model + ")"
                                  : "unavailable: " + gateway.edge_problem())
             << "\n  cloud: ";

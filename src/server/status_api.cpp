@@ -1,5 +1,6 @@
 #include "server/status_api.h"
 
+#include "common/allocator.h"
 #include "common/time_text.h"
 #include "common/version.h"
 #include "server/gateway_util.h"
@@ -180,6 +181,7 @@ json status_json(Gateway& gateway, bool ready) {
   }
   return {{"gateway",
            {{"version", kTandemVersion},
+            {"allocator", allocator_name()},
             {"replica", gateway.operations().replica()},
             {"started_at", utc_iso8601(gateway.started_unix_ms())},
             {"uptime_s", static_cast<double>(now - gateway.started_unix_ms()) / 1000.0},

@@ -340,6 +340,11 @@ describe('dashboard in a headless browser', { skip: skipReason, timeout: 240_000
     assert.equal(await page.evaluate(() => sessionStorage.getItem('tandem.dashboard.apiKey')), OPERATOR_KEY,
       'the key is kept in sessionStorage');
     const s = await status();
+    // The allocator the build links (TANDEM_ALLOCATOR; sanitizer builds keep the system one).
+    const allocator = process.env.TANDEM_EXPECTED_ALLOCATOR;
+    if (allocator) {
+      assert.match(s.gateway.allocator, new RegExp(`^${allocator}`), 'the status names the allocator');
+    }
     await eventually('the page shows the status', async () => {
       assert.equal(await text('requests-total'), fmtInt(s.traffic.total.requests));
       assert.equal(await text('edge-model'), s.models.edge.name);
