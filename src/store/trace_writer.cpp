@@ -77,6 +77,10 @@ bool TraceWriter::submit_audit(AuditRecord record, std::function<void(bool store
   return enqueue(AuditItem{std::move(record), std::move(stored)});
 }
 
+bool TraceWriter::audit_persistent() const {
+  return audit_ && audit_->database()->path() != ":memory:";
+}
+
 bool TraceWriter::submit_review_label(const std::string& ticket, std::string_view answer_text) {
   return enqueue(ReviewLabel{ticket, answer_hash(answer_text)});
 }

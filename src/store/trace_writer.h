@@ -57,6 +57,10 @@ class TraceWriter {
   // writer's thread once the row was written (true) or the database refused it (false); it is
   // not called when this returns false.
   bool submit_audit(AuditRecord record, std::function<void(bool stored)> stored = nullptr);
+  // Whether a stored audit row outlives the process: false without an audit or when its
+  // database is in memory (":memory:"), where a row waiting in the queue is as safe as a
+  // committed one and a sender gains nothing by waiting for the commit.
+  bool audit_persistent() const;
 
   // Blocks until everything submitted before the call has been written (or has failed).
   void flush();

@@ -521,6 +521,17 @@ TEST_F(AuditLogTest, WriterWithoutAnAuditLogRefusesAuditRows) {
   EXPECT_EQ(writer.failed(), 0U);
 }
 
+// The egress guard waits for a required row's commit only where the commit outlives the
+// process: a file, not an in-memory database (server/egress_guard.cpp).
+TEST_F(AuditLogTest, OnlyAnAuditInAFileOutlivesTheProcess) {
+  EXPECT_TRUE(TraceWriter(traces_, {}, audit_).audit_persistent());
+  EXPECT_FALSE(TraceWriter(traces_, {}).audit_persistent()) << "no audit at all";
+  auto memory = Database::open(":memory:");
+  ASSERT_TRUE(memory) << memory.error().message;
+  auto in_memory = std::make_shared<AuditLog>(*memory);
+  EXPECT_FALSE(TraceWriter(std::make_shared<TraceLog>(*memory), {}, in_memory).audit_persistent());
+}
+
 TEST_F(AuditLogTest, WriterCountsAnAuditRowTheDatabaseRefusesAsFailed) {
   TraceWriter writer(traces_, {}, audit_);
   AuditRecord bad = simple_audit(1, "bad");
