@@ -21,11 +21,14 @@ ApiError refusal_of(const upstream::HttpFailure& http) {
 
 }  // namespace
 
-std::vector<upstream::Upstream*> chat_upstreams(
-    const std::vector<std::unique_ptr<upstream::Upstream>>& upstreams, const std::string& model) {
+std::vector<upstream::Upstream*> upstreams_serving(
+    const std::vector<std::unique_ptr<upstream::Upstream>>& upstreams, const std::string& model,
+    CloudService service) {
   std::vector<upstream::Upstream*> candidates;
   for (const auto& u : upstreams) {
-    if (u->serves(model)) {
+    const bool serves =
+        service == CloudService::kChat ? u->serves(model) : u->serves_embeddings(model);
+    if (serves) {
       candidates.push_back(u.get());
     }
   }

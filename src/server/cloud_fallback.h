@@ -49,9 +49,13 @@ struct CloudSkip {
 // Why an online upstream cannot run this request, or nullopt when it can.
 using CloudCannotRun = std::function<std::optional<CloudSkip>(const upstream::Upstream&)>;
 
-// The upstreams that serve `model` (chat and completions), in their configured order.
-std::vector<upstream::Upstream*> chat_upstreams(
-    const std::vector<std::unique_ptr<upstream::Upstream>>& upstreams, const std::string& model);
+// What a request asks an upstream for: chat (and completions) or embeddings.
+enum class CloudService { kChat, kEmbeddings };
+
+// The upstreams that serve `model` for `service`, in their configured order.
+std::vector<upstream::Upstream*> upstreams_serving(
+    const std::vector<std::unique_ptr<upstream::Upstream>>& upstreams, const std::string& model,
+    CloudService service);
 
 // Tries `candidates` in order with `attempt` until one answers: returns that upstream, or the
 // error that ends the cloud tier. `what` names the request in errors ("'gpt-4o'", "embeddings

@@ -135,18 +135,6 @@ ApiError privacy_refusal(const routing::Decision& pinned, const std::string& mod
       "model", "private_data_needs_cloud");
 }
 
-// The upstreams that map `model` in embeddings_models, in configured order.
-std::vector<upstream::Upstream*> embeddings_upstreams(const Gateway& gateway,
-                                                      const std::string& model) {
-  std::vector<upstream::Upstream*> out;
-  for (const auto& u : gateway.upstreams()) {
-    if (u->serves_embeddings(model)) {
-      out.push_back(u.get());
-    }
-  }
-  return out;
-}
-
 void add_embeddings_usage(DecisionRecord& record, const upstream::Upstream& u,
                           const std::string& model, int prompt_tokens) {
   record.cloud_upstream = u.name();
@@ -221,7 +209,8 @@ net::awaitable<EmbeddingsAnswer> ask_cloud_upstreams(Gateway& gateway,
                                                      DecisionRecord& record,
                                                      store::TraceRecord& trace,
                                                      CancelSignal& cancel) {
-  const std::vector<upstream::Upstream*> candidates = embeddings_upstreams(gateway, request.model);
+  const std::vector<upstream::Upstream*> candidates =
+      upstreams_serving(gateway.upstreams(), request.model, CloudService::kEmbeddings);
   const std::string what = "embeddings of '" + request.model + "'";
   std::optional<upstream::CloudEmbeddings> embeddings;
   const CloudTry attempt = [&](upstream::Upstream& u) -> net::awaitable<CloudAttempt> {

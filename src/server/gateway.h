@@ -146,6 +146,16 @@ struct Piece {
   std::vector<ToolCallDelta> tool_calls;
 };
 
+// A whole answer as the pieces of a response add up to it.
+struct WholeAnswer {
+  std::string text;
+  nlohmann::json logprobs;  // the pieces' logprobs concatenated (append_logprobs); null if none
+  std::string reasoning;
+  std::vector<ToolCallDelta> tool_calls;  // whole calls in index order (append_tool_calls)
+
+  void add(upstream::ApiKind kind, const Piece& piece);
+};
+
 struct Outcome {
   std::string finish_reason;
   TierUsage usage;
@@ -308,11 +318,8 @@ class Gateway {
 
   // A whole cloud answer (not streamed to the client), with fallback across upstreams; usage
   // and cost are added to `record`.
-  struct CloudAnswer {
-    std::string text;
-    nlohmann::json logprobs;                // in the request kind's shape; null when not returned
-    std::string reasoning;                  // reasoning_content (chat)
-    std::vector<ToolCallDelta> tool_calls;  // whole calls in index order (append_tool_calls)
+  // A whole cloud answer (logprobs in the request kind's shape), how it ended and what it used.
+  struct CloudAnswer : WholeAnswer {
     std::string finish_reason = "stop";
     upstream::CloudUsage usage;
   };

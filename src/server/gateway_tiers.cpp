@@ -422,7 +422,8 @@ net::awaitable<std::optional<ApiError>> Gateway::run_cloud(Run& run) {
     tried.reached_client = run.started && !started_before;
     co_return tried;
   };
-  const std::vector<upstream::Upstream*> candidates = chat_upstreams(upstreams_, model);
+  const std::vector<upstream::Upstream*> candidates =
+      upstreams_serving(upstreams_, model, CloudService::kChat);
   const std::string what = "'" + model + "'";
   auto answered = co_await try_cloud_upstreams(candidates, what, record, attempt, cannot_run);
   if (auto* error = std::get_if<ApiError>(&answered)) {
@@ -471,17 +472,20 @@ net::awaitable<std::variant<Gateway::CloudAnswer, ApiError>> Gateway::cloud_answ
       if (reported_model.empty()) {
         reported_model = event.model;
       }
-      answer.text += event.text;
-      answer.reasoning += event.reasoning;
-      append_tool_calls(answer.tool_calls, tool_call_deltas(event.tool_calls));
-      append_logprobs(kind, answer.logprobs, cloud_logprobs(event.logprobs, kind));
+      Piece piece;
+      piece.text = std::move(event.text);
+      piece.reasoning = std::move(event.reasoning);
+      piece.tool_calls = tool_call_deltas(event.tool_calls);
+      piece.logprobs = cloud_logprobs(event.logprobs, kind);
+      answer.add(kind, piece);
       co_return true;
     };
     CloudAttempt tried;
     tried.failure = co_await u.complete(cloud, collect, cancel);
     co_return tried;  // nothing reaches the client from here: the caller decides what does
   };
-  const std::vector<upstream::Upstream*> candidates = chat_upstreams(upstreams_, model);
+  const std::vector<upstream::Upstream*> candidates =
+      upstreams_serving(upstreams_, model, CloudService::kChat);
   const std::string what = "'" + model + "'";
   const CloudCannotRun any_upstream_can;  // the body is plain chat or completions
   auto answered = co_await try_cloud_upstreams(candidates, what, record, attempt, any_upstream_can);

@@ -22,16 +22,6 @@ ResponseIds new_response_ids(upstream::ApiKind kind, const std::string& model);
 // A fresh request id: `prefix` and 24 random letters and digits ("embd-…").
 std::string new_request_id(const std::string& prefix);
 
-// A whole answer as the pieces of a response add up to it.
-struct WholeAnswer {
-  std::string text;
-  nlohmann::json logprobs;  // the pieces' logprobs concatenated (append_logprobs); null if none
-  std::string reasoning;
-  std::vector<ToolCallDelta> tool_calls;  // whole calls in index order (append_tool_calls)
-
-  void add(upstream::ApiKind kind, const Piece& piece);
-};
-
 // The whole non-streaming response. Chat: message.reasoning_content when there is reasoning,
 // message.tool_calls when there are calls, and then a null content when there is no text (as
 // OpenAI answers).
