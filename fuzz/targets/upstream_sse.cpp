@@ -151,8 +151,11 @@ void check_responses(const std::string& data, bool whole) {
   const auto json = nlohmann::json::parse(data, nullptr, false);
   FUZZ_CHECK(json.is_object() && json_nesting_depth(data) <= kMaxJsonDepth);
   FUZZ_CHECK(event->type != "error" && event->type != "response.failed");
-  const bool final_type = event->type == "response.completed" ||
-                          event->type == "response.incomplete" || event->type == "response";
+  // A whole answer is named "response"; in a stream only completed and incomplete end it (a
+  // stream event that calls itself "response" does not end the stream).
+  const bool final_type =
+      whole ? event->type == "response"
+            : event->type == "response.completed" || event->type == "response.incomplete";
   FUZZ_CHECK(event->final == final_type);
   if (event->final) {
     const nlohmann::json& response = whole ? json : json["response"];
