@@ -316,14 +316,14 @@ class Gateway {
   std::optional<Piece> edge_piece(const engine::TokenEvent& event, const CompletionRequest& request,
                                   size_t& text_offset) const;
 
-  // A whole cloud answer (not streamed to the client), with fallback across upstreams; usage
-  // and cost are added to `record`.
   // A whole cloud answer (logprobs in the request kind's shape), how it ended and what it used.
   struct CloudAnswer : WholeAnswer {
     std::string finish_reason = "stop";
     upstream::CloudUsage usage;
   };
-  // `purpose` names it in the audit: "answer", "verify", "continue", "shadow" or "canary".
+  // A whole cloud answer (not streamed to the client), with fallback across upstreams; usage
+  // and cost are added to `record`. `purpose` names it in the audit: "answer", "verify",
+  // "continue", "shadow" or "canary".
   net::awaitable<std::variant<CloudAnswer, ApiError>> cloud_answer(upstream::ApiKind kind,
                                                                    nlohmann::json body,
                                                                    CancelSignal& cancel,
