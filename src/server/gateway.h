@@ -251,9 +251,10 @@ class Gateway {
   void join_workers();
   ~Gateway();
 
-  // Routing traces (routing.traces): a reviewer's answer labels the trace of its ticket (applied
-  // after every trace queued before it); flush_traces() returns once every trace queued so far
-  // is written. The destructor writes what is still queued.
+  // Routing traces (routing.traces), kept only in a database file: a reviewer's answer labels
+  // the trace of its ticket (applied after every trace queued before it); flush_traces()
+  // returns once every trace and audit row queued so far is written. The destructor writes
+  // what is still queued.
   void label_review(const std::string& ticket, const std::string& answer);
   void flush_traces();
 
@@ -404,7 +405,8 @@ class Gateway {
   net::awaitable<std::optional<ApiError>> run_step(PlanStep step, Run& run);
   // Records that the step failed before anything reached the client and the next one answers.
   void note_fallback(bool to_edge, const std::string& why, DecisionRecord& record) const;
-  // Starts the trace writer when routing.traces is on (gateway_traces.cpp).
+  // Starts the trace writer for the traces (routing.traces, with a database file) and the
+  // cloud audit (operations.audit) (gateway_traces.cpp).
   Status start_traces(const std::string& database_path);
   // Completes `trace` from the record, counts the request (stats, gaming monitor) and queues
   // the trace for the trace writer (gateway_traces.cpp).
@@ -434,6 +436,7 @@ class Gateway {
   std::unique_ptr<store::ReviewQueue> reviews_;
   std::unique_ptr<store::ConsistencyMemory> memory_;
   std::shared_ptr<store::TraceWriter> traces_;  // null when traces and the audit are off
+  bool keep_traces_ = false;  // routing.traces is on and routing.database is a file
   std::shared_ptr<store::AuditLog> audit_log_;  // null when operations.audit is off
   int64_t started_unix_ms_ = 0;
   std::unique_ptr<GatewayStats> stats_;

@@ -128,7 +128,6 @@ store::TraceWriter::Options trace_writer_options(const config::GatewayConfig& co
   options.max_rows = config.routing.traces.max_rows;
   options.max_audit_rows = config.operations.audit.max_rows;
   if (in_memory) {
-    options.max_rows = std::min(options.max_rows, kInMemoryMaxRows);
     options.max_audit_rows = std::min(options.max_audit_rows, kInMemoryMaxRows);
   }
   return options;
@@ -136,29 +135,39 @@ store::TraceWriter::Options trace_writer_options(const config::GatewayConfig& co
 
 Status Gateway::start_traces(const std::string& database_path) {
   const bool audit = config_.operations.audit.enabled;
-  if (!config_.routing.traces.enabled && !audit) {
+  const bool in_memory = database_path == ":memory:";
+  // Traces are for the tools that read a database file (tandem replay, calibrate --traces,
+  // router train --traces); nothing in this process reads them back. In a database that lives
+  // in this process's memory nobody could: writing them cost every request an insert (an
+  // eighth of the gateway's instructions) and the writer thread's bursts.
+  keep_traces_ = config_.routing.traces.enabled && !in_memory;
+  if (config_.routing.traces.enabled && in_memory) {
+    log_event(LogLevel::kInfo, "traces", "not_kept",
+              {{"message",
+                "routing.database is empty: the gateway keeps no routing traces, since the "
+                "tools that read them (tandem replay, calibrate, router train) open a "
+                "database file; set routing.database to keep them"}});
+  }
+  if (!keep_traces_ && !audit) {
     return {};
   }
   // A connection of its own for a database file: the writer's transactions then never hold
   // the connection the request path's consistency lookups use (WAL lets those read meanwhile).
   // An in-memory database exists only on the one connection.
   std::shared_ptr<store::Database> db = database_;
-  if (database_path != ":memory:") {
+  if (!in_memory) {
     auto own = store::Database::open(database_path);
     if (!own) {
       return make_error(own.error().code, "routing.database (traces): " + own.error().message);
     }
     db = std::move(own).value();
   }
-  const bool in_memory = database_path == ":memory:";
   const store::TraceWriter::Options options = trace_writer_options(config_, in_memory);
-  if (options.max_rows < config_.routing.traces.max_rows ||
-      options.max_audit_rows < config_.operations.audit.max_rows) {
-    log_event(LogLevel::kInfo, "traces", "in_memory_retention",
-              {{"max_rows", std::to_string(options.max_rows)},
-               {"max_audit_rows", std::to_string(options.max_audit_rows)},
+  if (audit && options.max_audit_rows < config_.operations.audit.max_rows) {
+    log_event(LogLevel::kInfo, "audit", "in_memory_retention",
+              {{"max_audit_rows", std::to_string(options.max_audit_rows)},
                {"message",
-                "routing.database is empty, so traces and the audit live in memory: each keeps "
+                "routing.database is empty, so the audit lives in memory: it keeps "
                 "its newest " +
                     std::to_string(kInMemoryMaxRows) +
                     " rows at most; set routing.database to keep more"}});
@@ -185,7 +194,7 @@ void Gateway::write_trace(store::TraceRecord trace, const DecisionRecord& record
     seen.now_ms = now;
     gaming->record(seen);
   }
-  if (!traces_ || !config_.routing.traces.enabled) {
+  if (!traces_ || !keep_traces_) {
     return;
   }
   // Never waits: a full queue drops the trace, and the writer reports the count.
@@ -193,7 +202,7 @@ void Gateway::write_trace(store::TraceRecord trace, const DecisionRecord& record
 }
 
 void Gateway::label_review(const std::string& ticket, const std::string& answer) {
-  if (traces_ && config_.routing.traces.enabled) {
+  if (traces_ && keep_traces_) {
     (void)traces_->submit_review_label(ticket, answer);
   }
 }

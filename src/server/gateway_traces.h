@@ -30,13 +30,14 @@ std::vector<std::string> explicit_model_reasons(
 // hash and the P3 verification's label. `failed`: the client got an error (tier "none").
 void trace_outcome(store::TraceRecord& trace, const DecisionRecord& record, bool failed);
 
-// Rows the traces and the cloud audit each keep at most when routing.database is empty: the
-// database then lives in this process's memory, where a million traces would take hundreds of
-// MiB (docs/OPERATIONS.md, "What memory holds"). A database file keeps what max_rows says.
+// Rows the cloud audit keeps at most when routing.database is empty: the database then lives
+// in this process's memory, where 100,000 audited bodies would take hundreds of MiB
+// (docs/OPERATIONS.md, "What memory holds"). A database file keeps what max_rows says. (Traces
+// are not kept in memory at all: Gateway::start_traces.)
 inline constexpr uint64_t kInMemoryMaxRows = 10000;
 
-// The trace writer's retention: routing.traces.max_rows and operations.audit.max_rows, each at
-// most kInMemoryMaxRows when `in_memory`.
+// The trace writer's retention: routing.traces.max_rows and operations.audit.max_rows, the
+// audit's at most kInMemoryMaxRows when `in_memory`.
 store::TraceWriter::Options trace_writer_options(const config::GatewayConfig& config,
                                                  bool in_memory);
 

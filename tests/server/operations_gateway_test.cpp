@@ -326,15 +326,17 @@ TEST(OperationsGatewayTest, AuditContentNoneKeepsOnlyTheHash) {
   EXPECT_EQ(row["sha256"].get<std::string>().size(), 64u);
 }
 
-// What the gateway keeps per request (traces, audit rows, consistency routes, all in the
-// in-memory routing database here) must not grow with the number of requests: 2N requests
-// leave no more behind than N. Counts rows and database pages, never the process's RSS.
+// What the gateway keeps per request (traces, audit rows, consistency routes, all in one
+// routing database file here) must not grow with the number of requests: 2N requests leave no
+// more behind than N. Counts rows and database pages, never the process's RSS.
 TEST(OperationsGatewayTest, PerRequestStateStaysBoundedWhateverTheRequestCount) {
   FaultUpstream fault;
+  TraceDir dir("bounded-state");
   GatewayUnderTest gateway(
       cloud_yaml(fault.base_url(),
-                 "routing:\n  privacy: {enabled: false}\n  traces: {max_rows: 40}\n"
-                 "  consistency: {max_routes: 60}\noperations:\n  audit: {max_rows: 40}\n"));
+                 "routing:\n  database: " + dir.db() +
+                     "\n  privacy: {enabled: false}\n  traces: {max_rows: 40}\n"
+                     "  consistency: {max_routes: 60}\noperations:\n  audit: {max_rows: 40}\n"));
   struct Held {
     int64_t traces, audit, routes, pages;
   };
@@ -376,16 +378,35 @@ TEST(OperationsGatewayTest, PerRequestStateStaysBoundedWhateverTheRequestCount) 
       << " after " << sent;
 }
 
-TEST(OperationsGatewayTest, AnInMemoryDatabaseKeepsAtMostTenThousandTracesAndAuditRows) {
+TEST(OperationsGatewayTest, AnInMemoryDatabaseKeepsAtMostTenThousandAuditRows) {
   config::GatewayConfig config;
   const auto in_memory = server::trace_writer_options(config, true);
-  EXPECT_EQ(in_memory.max_rows, server::kInMemoryMaxRows);
   EXPECT_EQ(in_memory.max_audit_rows, server::kInMemoryMaxRows);
   const auto file = server::trace_writer_options(config, false);
   EXPECT_EQ(file.max_rows, config.routing.traces.max_rows);
   EXPECT_EQ(file.max_audit_rows, config.operations.audit.max_rows);
-  config.routing.traces.max_rows = 100;
-  EXPECT_EQ(server::trace_writer_options(config, true).max_rows, 100u);
+  config.operations.audit.max_rows = 100;
+  EXPECT_EQ(server::trace_writer_options(config, true).max_audit_rows, 100u);
+}
+
+// Nothing in the process reads traces back (the tools that do open a database file), so an
+// in-memory database keeps none; the audit, which GET /v1/tandem/audit reads, stays.
+TEST(OperationsGatewayTest, TracesAreKeptInADatabaseFileAndNotInMemory) {
+  FaultUpstream fault;
+  auto rows_after_one_request = [&](const std::string& extra) {
+    GatewayUnderTest gateway(cloud_yaml(fault.base_url(), extra));
+    EXPECT_EQ(post(gateway.port(), "/v1/chat/completions", routed("Once"), pattern("cloud")).status,
+              200);
+    gateway.gateway().flush_traces();
+    auto connection = gateway.gateway().database().acquire();
+    auto traces = connection.query_int64("SELECT count(*) FROM traces");
+    auto audit = connection.query_int64("SELECT count(*) FROM cloud_audit");
+    return std::pair<int64_t, int64_t>{traces ? *traces : -1, audit ? *audit : -1};
+  };
+  EXPECT_EQ(rows_after_one_request(""), (std::pair<int64_t, int64_t>{0, 1}));
+  TraceDir dir("traces-file");
+  EXPECT_EQ(rows_after_one_request("routing:\n  database: " + dir.db() + "\n"),
+            (std::pair<int64_t, int64_t>{1, 1}));
 }
 
 TEST(OperationsGatewayTest, OfflineIsExplicitInResponsesStatusAndMetrics) {
