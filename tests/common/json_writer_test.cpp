@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -89,6 +90,40 @@ TEST(JsonWriterTest, AnyBytesGiveValidJson) {
       EXPECT_EQ(back.get<std::string>(), bytes);
     }
   }
+}
+
+// Short plain keys and values take a one-append path, the rest the escaping one: both write
+// what nlohmann writes, separators included, at every length around the boundary.
+TEST(JsonWriterTest, KeysAndValuesOfEveryLengthAndKindReadBack) {
+  std::vector<std::string> texts = {"",
+                                    "a",
+                                    "chat.completion",
+                                    "\"q\"",
+                                    "back\\slash",
+                                    "tab\t",
+                                    "\xe4\xb8\xad",
+                                    "\x7f",
+                                    std::string(1, '\0')};
+  for (size_t n : {63, 64, 65, 200}) {
+    texts.push_back(std::string(n, 'k'));
+    texts.push_back(std::string(n - 1, 'k') + "\"");
+  }
+  json expected = json::object();
+  std::string text = written([&](JsonWriter& w) {
+    w.begin_object();
+    for (size_t i = 0; i < texts.size(); ++i) {
+      const std::string key = texts[i] + "#" + std::to_string(i);  // unique keys
+      w.member(key, texts[i]);
+      expected[key] = texts[i];
+    }
+    w.key("list").begin_array();
+    for (const auto& t : texts) {
+      w.string(t);
+    }
+    w.end_array().end_object();
+  });
+  expected["list"] = texts;
+  EXPECT_EQ(json::parse(text), expected) << text;
 }
 
 TEST(JsonWriterTest, NumbersReadBackExactly) {
