@@ -5,6 +5,7 @@
 // parse untrusted JSON refuse texts deeper than kMaxJsonDepth first.
 
 #include <cstddef>
+#include <cstring>
 #include <string_view>
 
 namespace tandem {
@@ -13,22 +14,48 @@ namespace tandem {
 // a request to a few levels), far shallower than a stack can take.
 inline constexpr size_t kMaxJsonDepth = 64;
 
+namespace json_depth_detail {
+
+inline const char* find(const char* from, const char* end, char c) {
+  const void* hit = std::memchr(from, c, static_cast<size_t>(end - from));
+  return hit != nullptr ? static_cast<const char*>(hit) : end;
+}
+
+// From just inside a string's opening quote to just past its closing one (`end` when it has
+// none). Bodies are mostly string content (prompts, tool arguments), which memchr skips many
+// bytes at a time. Each byte is searched at most once for a quote and once for a backslash, so
+// even a string of nothing but escapes takes linear time.
+inline const char* skip_string(const char* p, const char* end) {
+  const char* quote = find(p, end, '"');
+  while (quote != end) {
+    const char* backslash = find(p, quote, '\\');
+    if (backslash == quote) {
+      return quote + 1;
+    }
+    if (end - backslash <= 2) {
+      return end;  // the escaped character is the text's last byte, or missing
+    }
+    p = backslash + 2;  // past the escaped character
+    if (p > quote) {    // the escaped character was that quote: the string goes on
+      quote = find(p, end, '"');
+    }
+  }
+  return end;
+}
+
+}  // namespace json_depth_detail
+
 // The deepest nesting in `text`, brackets inside strings not counted. Linear; `text` need not
 // be valid JSON.
 inline size_t json_nesting_depth(std::string_view text) {
+  const char* p = text.data();
+  const char* const end = p + text.size();
   size_t depth = 0;
   size_t deepest = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;  // the escaped character, a quote perhaps
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
+  while (p < end) {
+    const char c = *p++;
+    if (c == '"') {
+      p = json_depth_detail::skip_string(p, end);
     } else if (c == '[' || c == '{') {
       deepest = ++depth > deepest ? depth : deepest;
     } else if ((c == ']' || c == '}') && depth > 0) {
