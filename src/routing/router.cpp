@@ -149,10 +149,15 @@ std::vector<PrivacyFinding> Router::privacy_signal(const RouteInput& input,
   return {};
 }
 
-RouteSignals Router::signals(const RouteInput& input) const {
+RouteSignals Router::privacy_signals(const RouteInput& input) const {
   RouteSignals s;
   s.hints = input.hints;
   s.privacy = privacy_signal(input, s.opaque);
+  return s;
+}
+
+RouteSignals Router::signals(const RouteInput& input) const {
+  RouteSignals s = privacy_signals(input);
   if (review_ && config_.review.enabled) {
     s.review = review_->scan(input.text);
   }

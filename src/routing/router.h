@@ -37,6 +37,9 @@ class Router {
   static Result<std::shared_ptr<const Router>> create(const config::RoutingConfig& config);
 
   RouteSignals signals(const RouteInput& input) const;
+  // Only what privacy_decision() reads: the hints, the privacy findings and the opaque content,
+  // without the review scan and the classifier (kind, features and complexity stay default).
+  RouteSignals privacy_signals(const RouteInput& input) const;
   Decision decide(const RouteSignals& signals, const HealthSnapshot& health) const {
     return routing::decide(config_, signals, health);
   }

@@ -305,7 +305,10 @@ std::optional<ApiError> Gateway::plan_cloud_model(CompletionRequest& request,
   // Data that must not leave the device does not, whichever model the client named.
   const PromptText text = prompt_text(request);
   const routing::RouteInput input = route_input(request, context, text);
-  const routing::RouteSignals signals = router_->signals(input);
+  // The classifier's features and score of a named model's request only go into its trace:
+  // without one, the privacy signals alone decide whether it may leave.
+  routing::RouteSignals signals =
+      keep_traces_ ? router_->signals(input) : router_->privacy_signals(input);
   const routing::HealthSnapshot h = health();
   const auto pinned = routing::privacy_decision(router_->config(), signals, h);
   if (traces_) {
@@ -319,6 +322,9 @@ std::optional<ApiError> Gateway::plan_cloud_model(CompletionRequest& request,
     return std::nullopt;
   }
   plan.cloud_allowed = false;
+  if (!keep_traces_) {
+    signals = router_->signals(input);  // the explanation shows every signal
+  }
   record.routing = router_->explanation(input, signals, *pinned, h, false);
   for (const auto& r : pinned->reasons) {
     record.reasons.push_back(r.detail);
