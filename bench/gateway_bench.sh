@@ -5,7 +5,8 @@
 # Measures, against the three targets in interleaved rounds:
 #   1. latency of one sequential non-streaming chat request (max_tokens 4) over one keep-alive
 #      connection: p50/p90/p99 and what each proxy adds over the direct call;
-#   2. throughput with wrk (-t2 -c64), non-2xx and socket errors counted;
+#   2. throughput with wrk (-t2 -c64), non-2xx and socket errors counted, and the CPU time the
+#      proxy, the mock upstream and wrk each used per request (their sum bounds requests/s);
 #   3. 1,000 concurrent streaming requests (each ~1 s long) through Tandem and through nginx.
 # Prints Markdown tables for docs/BENCHMARKS.md; raw data goes to build/bench/gateway/.
 # Knobs (environment): LAT_ROUNDS=5 LAT_REQUESTS=400 LAT_WARMUP=200 WRK_ROUNDS=3
@@ -217,16 +218,42 @@ echo "gateway_bench: throughput, $wrk_rounds rounds of wrk -t2 -c$wrk_connection
 targets=(direct nginx tandem)
 declare -A port_of=([direct]=$upstream_port [nginx]=$nginx_port [tandem]=$tandem_port)
 : >"$out/wrk.jsonl"
+# CPU time (user + system, clock ticks) the processes have used so far, all threads together.
+cpu_ticks() {
+  local ticks=0 pid
+  for pid in "$@"; do
+    ticks=$((ticks + $(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || echo 0)))
+  done
+  echo "$ticks"
+}
+# The CPU of the proxy under test, the upstream and wrk during each run: the 2 cores are shared,
+# so what each takes per request is what bounds the requests per second.
+proxy_pids() {
+  case $1 in
+    nginx) echo "$nginx_pid" $(pgrep -P "$nginx_pid") ;;
+    tandem) echo "$tandem_pid" ;;
+  esac
+}
+TIMEFORMAT='%U %S'  # what `time` reports of each wrk run: its user and system seconds
 for ((round = 1; round <= wrk_rounds; round++)); do
   for ((i = 0; i < 3; i++)); do
     target=${targets[$(((i + round - 1) % 3))]}
-    GATEWAY_MODEL=$model wrk -t2 -c"$wrk_connections" -d"$wrk_duration" --timeout 10s \
+    read -r -a proxy <<<"$(proxy_pids "$target")"
+    proxy_before=$(cpu_ticks "${proxy[@]}")
+    upstream_before=$(cpu_ticks "$upstream_pid")
+    { time GATEWAY_MODEL=$model wrk -t2 -c"$wrk_connections" -d"$wrk_duration" --timeout 10s \
       -s "$bench/gateway_wrk.lua" "http://127.0.0.1:${port_of[$target]}/v1/chat/completions" \
-      >"$out/wrk-$target-$round.txt" 2>&1 || true
+      >"$out/wrk-$target-$round.txt" 2>&1 || true; } 2>"$out/wrk-$target-$round.time"
+    read -r wrk_user wrk_system <"$out/wrk-$target-$round.time"
     line=$(grep -m1 '^WRK_JSON ' "$out/wrk-$target-$round.txt" | cut -d' ' -f2- || true)
     [[ -n "$line" ]] || line='{"requests":0,"rps":0,"failed_to_run":true}'
-    jq -c --arg t "$target" --argjson r "$round" '. + {target: $t, round: $r}' <<<"$line" \
-      >>"$out/wrk.jsonl"
+    jq -c --arg t "$target" --argjson r "$round" \
+      --argjson proxy $(($(cpu_ticks "${proxy[@]}") - proxy_before)) \
+      --argjson upstream $(($(cpu_ticks "$upstream_pid") - upstream_before)) \
+      --argjson wrk "$(awk -v u="$wrk_user" -v s="$wrk_system" -v hz="$(getconf CLK_TCK)" \
+        'BEGIN {print (u + s) * hz}')" \
+      '. + {target: $t, round: $r, cpu_ticks: {proxy: $proxy, upstream: $upstream, wrk: $wrk}}' \
+      <<<"$line" >>"$out/wrk.jsonl"
     sleep 1  # let TIME_WAIT sockets and queues settle between targets
   done
   phase "wrk round $round"
@@ -266,7 +293,7 @@ echo "{\"tandem_alive\": $tandem_alive, \"tandem_fds\": $(proc_fds "$tandem_pid"
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)
 python3 - "$out" "$cpu" "$(nproc)" "$wrk_connections" "$wrk_duration" "$streams" \
   "$upstream_threads" "$tandem_threads" <<'EOF'
-import json, statistics, sys
+import json, os, statistics, sys
 out, cpu, cores, wrk_c, wrk_d, n_streams, up_threads, threads = sys.argv[1:]
 
 def span(values, digits=0):
@@ -336,6 +363,25 @@ for name, label in (("direct", "upstream directly"), ("nginx", "nginx → upstre
     failed = sum(1 for w in runs if w.get("failed_to_run"))
     sock_text = str(sock) + (f" (+{failed} runs failed)" if failed else "")
     print(f"| {label} | {span([w['rps'] for w in runs])} | {share} | {vs} | {non2xx} | {sock_text} |")
+print()
+
+hz = os.sysconf("SC_CLK_TCK")
+def cpu_us(w, part):
+    ticks = w.get("cpu_ticks", {}).get(part)
+    return ticks * 1e6 / hz / w["requests"] if ticks is not None and w.get("requests") else None
+print(f"CPU per request during those runs, µs (user + system, all threads; the {cores} cores are "
+      "shared, so the sum bounds the requests per second):")
+print()
+print("| target | the proxy | the upstream | wrk | together |")
+print("| --- | ---: | ---: | ---: | ---: |")
+for name, label in (("direct", "upstream directly"), ("nginx", "nginx → upstream"),
+                    ("tandem", "Tandem → upstream")):
+    parts = {p: [v for v in (cpu_us(w, p) for w in by[name]) if v is not None]
+             for p in ("proxy", "upstream", "wrk")}
+    together = [sum(v) for v in zip(*(parts[p] for p in ("proxy", "upstream", "wrk")))]
+    proxy = "–" if name == "direct" else span(parts["proxy"], 1)
+    print(f"| {label} | {proxy} | {span(parts['upstream'], 1)} | {span(parts['wrk'], 1)} "
+          f"| {span(together, 1)} |")
 print()
 
 st = [json.loads(line) for line in open(f"{out}/streams.jsonl")]
