@@ -251,9 +251,9 @@ void Gateway::record_decision(const routing::RouteInput& input,
                               const routing::Decision& decision, const routing::HealthSnapshot& h,
                               DecisionRecord& record, store::TraceRecord& trace) const {
   record.routing = router_->explanation(input, signals, decision, h, false);
-  if (traces_) {
-    trace_signals(trace, signals, reason_codes(decision));
-  }
+  // Always: the metrics' reason and privacy pins and the gaming monitor read them from the trace
+  // record, whether or not a trace is kept.
+  trace_signals(trace, signals, reason_codes(decision));
   record.pattern = routing::pattern_name(decision.pattern);
   for (const auto& r : decision.reasons) {
     record.reasons.push_back(r.detail);
@@ -289,11 +289,14 @@ void Gateway::plan_edge_model(const CompletionRequest& request, const RequestCon
   record.pattern = "edge";
   record.reasons.push_back("model '" + request.model + "' is the edge model");
   plan.steps = {Step::kEdge};
-  if (traces_) {  // what the router would have read, for calibration and replay
-    const PromptText text = prompt_text(request);
-    const routing::RouteSignals signals = router_->signals(route_input(request, context, text));
-    trace_signals(trace, signals, explicit_model_reasons(false));
+  if (!keep_traces_) {
+    trace.reason_codes = explicit_model_reasons(false);  // the metrics' reason
+    return;
   }
+  // What the router would have read, for calibration and replay.
+  const PromptText text = prompt_text(request);
+  const routing::RouteSignals signals = router_->signals(route_input(request, context, text));
+  trace_signals(trace, signals, explicit_model_reasons(false));
 }
 
 std::optional<ApiError> Gateway::plan_cloud_model(CompletionRequest& request,
@@ -311,9 +314,7 @@ std::optional<ApiError> Gateway::plan_cloud_model(CompletionRequest& request,
       keep_traces_ ? router_->signals(input) : router_->privacy_signals(input);
   const routing::HealthSnapshot h = health();
   const auto pinned = routing::privacy_decision(router_->config(), signals, h);
-  if (traces_) {
-    trace_signals(trace, signals, explicit_model_reasons(true, pinned));
-  }
+  trace_signals(trace, signals, explicit_model_reasons(true, pinned));
   if (!pinned) {
     plan.steps = {Step::kCloud};
     if (config_.routing.cloud_to_edge && engine_ && request.cloud_only_fields.empty()) {

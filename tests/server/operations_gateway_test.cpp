@@ -85,6 +85,35 @@ class FakeSysfs {
   std::filesystem::path root_;
 };
 
+// The metrics read the decision's reasons from the request's trace record, which exists whether
+// or not a trace is stored: with traces and the audit off they still name the reason.
+TEST(OperationsGatewayTest, MetricsNameTheReasonWithTracesAndTheAuditOff) {
+  FaultUpstream fault;
+  GatewayUnderTest gateway(cloud_yaml(fault.base_url(),
+                                      "routing:\n  traces: {enabled: false}\n"
+                                      "operations:\n  audit: {enabled: false}\n"));
+  ASSERT_EQ(
+      post(gateway.port(), "/v1/chat/completions", routed("Once upon a time"), pattern("cloud"))
+          .status,
+      200);
+  ASSERT_EQ(post(gateway.port(), "/v1/chat/completions",
+                 routed("Mail jane.doe@example.com the plan"), pattern("cloud"))
+                .status,
+            200);
+  ASSERT_EQ(post(gateway.port(), "/v1/chat/completions", chat("big", "Once upon a time", 8)).status,
+            200);
+  const std::string m = request(gateway.port(), "GET", "/metrics").body;
+  EXPECT_EQ(
+      sample(m, R"(tandem_requests_total{tier="cloud",pattern="cloud",reason="pattern.cloud"})"),
+      1);
+  EXPECT_EQ(
+      sample(m, R"(tandem_requests_total{tier="edge",pattern="edge",reason="privacy.detected"})"),
+      1);
+  EXPECT_EQ(sample(m, R"(tandem_privacy_pins_total{detector="email"})"), 1);
+  EXPECT_EQ(
+      sample(m, R"(tandem_requests_total{tier="cloud",pattern="cloud",reason="model.cloud"})"), 1);
+}
+
 TEST(OperationsGatewayTest, MetricsCountRequestsPerTierWithLatencyAndCost) {
   FaultUpstream fault;
   GatewayUnderTest gateway(cloud_yaml(fault.base_url(), ""));
