@@ -85,13 +85,9 @@ class FakeSysfs {
   std::filesystem::path root_;
 };
 
-// The metrics read the decision's reasons from the request's trace record, which exists whether
-// or not a trace is stored: with traces and the audit off they still name the reason.
-TEST(OperationsGatewayTest, MetricsNameTheReasonWithTracesAndTheAuditOff) {
-  FaultUpstream fault;
-  GatewayUnderTest gateway(cloud_yaml(fault.base_url(),
-                                      "routing:\n  traces: {enabled: false}\n"
-                                      "operations:\n  audit: {enabled: false}\n"));
+// A routed request the cloud answers (pattern.cloud) and one an email pins to the edge
+// (privacy.detected): what the metrics tests count.
+void send_a_cloud_and_a_private_request(GatewayUnderTest& gateway) {
   ASSERT_EQ(
       post(gateway.port(), "/v1/chat/completions", routed("Once upon a time"), pattern("cloud"))
           .status,
@@ -100,9 +96,10 @@ TEST(OperationsGatewayTest, MetricsNameTheReasonWithTracesAndTheAuditOff) {
                  routed("Mail jane.doe@example.com the plan"), pattern("cloud"))
                 .status,
             200);
-  ASSERT_EQ(post(gateway.port(), "/v1/chat/completions", chat("big", "Once upon a time", 8)).status,
-            200);
-  const std::string m = request(gateway.port(), "GET", "/metrics").body;
+}
+
+// What those two requests leave in the metrics text `m`.
+void expect_a_cloud_and_a_private_request_counted(const std::string& m) {
   EXPECT_EQ(
       sample(m, R"(tandem_requests_total{tier="cloud",pattern="cloud",reason="pattern.cloud"})"),
       1);
@@ -110,6 +107,20 @@ TEST(OperationsGatewayTest, MetricsNameTheReasonWithTracesAndTheAuditOff) {
       sample(m, R"(tandem_requests_total{tier="edge",pattern="edge",reason="privacy.detected"})"),
       1);
   EXPECT_EQ(sample(m, R"(tandem_privacy_pins_total{detector="email"})"), 1);
+}
+
+// The metrics read the decision's reasons from the request's trace record, which exists whether
+// or not a trace is stored: with traces and the audit off they still name the reason.
+TEST(OperationsGatewayTest, MetricsNameTheReasonWithTracesAndTheAuditOff) {
+  FaultUpstream fault;
+  GatewayUnderTest gateway(cloud_yaml(fault.base_url(),
+                                      "routing:\n  traces: {enabled: false}\n"
+                                      "operations:\n  audit: {enabled: false}\n"));
+  ASSERT_NO_FATAL_FAILURE(send_a_cloud_and_a_private_request(gateway));
+  ASSERT_EQ(post(gateway.port(), "/v1/chat/completions", chat("big", "Once upon a time", 8)).status,
+            200);
+  const std::string m = request(gateway.port(), "GET", "/metrics").body;
+  expect_a_cloud_and_a_private_request_counted(m);
   EXPECT_EQ(
       sample(m, R"(tandem_requests_total{tier="cloud",pattern="cloud",reason="model.cloud"})"), 1);
 }
@@ -124,14 +135,7 @@ TEST(OperationsGatewayTest, MetricsCountRequestsPerTierWithLatencyAndCost) {
                   .status,
               200);
   }
-  ASSERT_EQ(
-      post(gateway.port(), "/v1/chat/completions", routed("Once upon a time"), pattern("cloud"))
-          .status,
-      200);
-  ASSERT_EQ(post(gateway.port(), "/v1/chat/completions",
-                 routed("Mail jane.doe@example.com the plan"), pattern("cloud"))
-                .status,
-            200);
+  ASSERT_NO_FATAL_FAILURE(send_a_cloud_and_a_private_request(gateway));
 
   auto r = request(gateway.port(), "GET", "/metrics");
   ASSERT_EQ(r.status, 200) << r.body;
@@ -139,13 +143,7 @@ TEST(OperationsGatewayTest, MetricsCountRequestsPerTierWithLatencyAndCost) {
   const std::string& m = r.body;
   EXPECT_EQ(sample(m, R"(tandem_requests_total{tier="edge",pattern="edge",reason="pattern.edge"})"),
             3);
-  EXPECT_EQ(
-      sample(m, R"(tandem_requests_total{tier="cloud",pattern="cloud",reason="pattern.cloud"})"),
-      1);
-  EXPECT_EQ(
-      sample(m, R"(tandem_requests_total{tier="edge",pattern="edge",reason="privacy.detected"})"),
-      1);
-  EXPECT_EQ(sample(m, R"(tandem_privacy_pins_total{detector="email"})"), 1);
+  expect_a_cloud_and_a_private_request_counted(m);
   EXPECT_EQ(sample(m, R"(tandem_request_duration_seconds_count{tier="edge"})"), 4);
   EXPECT_EQ(sample(m, R"(tandem_request_duration_seconds_count{tier="cloud"})"), 1);
   EXPECT_GT(sample(m, R"(tandem_tokens_total{tier="edge",type="completion"})"), 0);
