@@ -7,6 +7,7 @@
 
 #include "net/asio.h"
 #include "net/async_queue.h"
+#include "net/http_write.h"
 #include "net/offload.h"
 #include "net/spawn.h"
 #include "server/access.h"
@@ -367,7 +368,7 @@ net::awaitable<void> HttpServer::State::session(net::tcp::socket socket) {
       const ApiError error = read_error(ec, server);
       stream.expires_after(std::chrono::seconds(5));
       Response res = error_response(error, false);
-      co_await http::async_write(stream, res, asio::redirect_error(net::use_awaitable, ec));
+      ec = co_await net::write_message(stream, res);
       break;
     }
     stream.expires_never();
@@ -377,7 +378,7 @@ net::awaitable<void> HttpServer::State::session(net::tcp::socket socket) {
     std::optional<Response> res =
         co_await answer_request(stream, req, keep_alive, over_capacity, ec, failure);
     if (res) {
-      co_await http::async_write(stream, *res, asio::redirect_error(net::use_awaitable, ec));
+      ec = co_await net::write_message(stream, *res);
     }
     if (ec || !keep_alive || failure) {
       break;

@@ -4,6 +4,8 @@
 #include <ctime>
 #include <limits>
 
+#include "net/http_write.h"
+
 namespace tandem::upstream {
 namespace {
 
@@ -78,8 +80,12 @@ class Exchange final : public HttpExchange {
   net::awaitable<std::optional<Failure>> send(net::http::request<net::http::string_body>& req) {
     boost::system::error_code ec;
     arm(timeouts_.idle_ms);
-    co_await net::http::async_write(stream_, req,
-                                    net::asio::redirect_error(net::use_awaitable, ec));
+    if constexpr (std::is_same_v<Stream, net::beast::tcp_stream>) {
+      ec = co_await net::write_message(stream_, req);
+    } else {
+      co_await net::http::async_write(stream_, req,
+                                      net::asio::redirect_error(net::use_awaitable, ec));
+    }
     if (ec) {
       co_return from_error(ec, "sending the request", cancelled_);
     }
