@@ -213,10 +213,8 @@ net::awaitable<std::optional<Response>> HttpServer::State::answer(
 
   CancelSignal cancel;
   const auto registered = in_flight.enter(cancel);
-  auto executor = co_await asio::this_coro::executor;
   // The whole request, streaming included, is bounded by request_timeout_ms.
-  const RequestWatch watch(stream, cancel, executor,
-                           std::chrono::milliseconds(server.request_timeout_ms));
+  const RequestWatch watch(stream, cancel, std::chrono::milliseconds(server.request_timeout_ms));
 
   if (responses != nullptr) {
     auto answered = co_await answer_responses(stream, std::move(request), std::move(context),

@@ -1,5 +1,3 @@
-#include <sys/socket.h>
-
 #include "common/log.h"
 #include "net/spawn.h"
 #include "server/gateway_util.h"
@@ -89,49 +87,6 @@ ApiError request_failed(const std::exception_ptr& failure, const std::string& re
   log_event(LogLevel::kError, "server", "request_failed",
             {{"request_id", request_id}, {"message", net::exception_text(failure)}});
   return internal_error(request_id.empty() ? "(none)" : request_id);
-}
-
-namespace {
-
-// Watches an idle-reading socket while a request is answered: the peer closing it (EOF or
-// reset) means the client is gone, and its request is cancelled. Data (a pipelined request)
-// just ends the watch; it stays in the socket for the next read.
-net::awaitable<void> watch_disconnect(net::tcp::socket& socket, std::shared_ptr<bool> done,
-                                      CancelSignal& cancel) {
-  boost::system::error_code ec;
-  co_await socket.async_wait(net::tcp::socket::wait_read,
-                             asio::redirect_error(net::use_awaitable, ec));
-  if (*done || ec) {
-    co_return;
-  }
-  char probe = 0;
-  const auto n = ::recv(socket.native_handle(), &probe, 1, MSG_PEEK | MSG_DONTWAIT);
-  if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
-    cancel.cancel();
-  }
-}
-
-}  // namespace
-
-RequestWatch::RequestWatch(net::beast::tcp_stream& stream, CancelSignal& cancel,
-                           const asio::any_io_executor& executor, std::chrono::milliseconds timeout)
-    : stream_(stream),
-      done_(std::make_shared<bool>(false)),
-      deadline_(std::make_shared<asio::steady_timer>(executor, timeout)) {
-  asio::co_spawn(executor, watch_disconnect(stream.socket(), done_, cancel),
-                 net::log_failure("server", "watch_disconnect"));
-  deadline_->async_wait([&cancel, done = done_](boost::system::error_code timer_ec) {
-    if (!timer_ec && !*done) {
-      cancel.cancel();
-    }
-  });
-}
-
-RequestWatch::~RequestWatch() {
-  *done_ = true;
-  deadline_->cancel();
-  boost::system::error_code ignored;
-  stream_.socket().cancel(ignored);  // ends the disconnect watch
 }
 
 }  // namespace tandem::server

@@ -203,9 +203,7 @@ net::awaitable<Response> HttpServer::State::embeddings(beast::tcp_stream& stream
   // A cloud request ends when the client leaves, at request_timeout_ms, or at shutdown.
   CancelSignal cancel;
   const auto registered = in_flight.enter(cancel);
-  auto executor = co_await asio::this_coro::executor;
-  const RequestWatch watch(stream, cancel, executor,
-                           std::chrono::milliseconds(server.request_timeout_ms));
+  const RequestWatch watch(stream, cancel, std::chrono::milliseconds(server.request_timeout_ms));
 
   const EmbeddingsAnswer answer = co_await answer_embeddings(
       *gateway, std::move(request), std::move(std::get<routing::RequestHints>(hints)), cancel);

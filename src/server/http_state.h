@@ -25,6 +25,7 @@
 #include "server/in_flight.h"
 #include "server/openai_request.h"
 #include "server/request_hints.h"
+#include "server/request_watch.h"
 #include "server/responses_api.h"
 #include "server/responses_sinks.h"
 #include "server/tandem_api.h"
@@ -158,23 +159,6 @@ ApiError shutting_down_error();
 // An exception that escaped an endpoint: logged with what it was, answered as a 500 that says
 // only that (and under which request id, when there is one).
 ApiError request_failed(const std::exception_ptr& failure, const std::string& request_id);
-
-// Cancels a request when its client leaves or its deadline passes. However the request ends
-// (an exception included), the watch and the deadline let go of `cancel` when this goes, so
-// it must be destroyed before `cancel`.
-class RequestWatch {
- public:
-  RequestWatch(net::beast::tcp_stream& stream, CancelSignal& cancel,
-               const net::asio::any_io_executor& executor, std::chrono::milliseconds timeout);
-  ~RequestWatch();
-  RequestWatch(const RequestWatch&) = delete;
-  RequestWatch& operator=(const RequestWatch&) = delete;
-
- private:
-  net::beast::tcp_stream& stream_;
-  std::shared_ptr<bool> done_;
-  std::shared_ptr<net::asio::steady_timer> deadline_;
-};
 
 template <typename StreamSink>
 net::awaitable<std::optional<Response>> settle_stream(StreamSink& sink, std::exception_ptr failure,
