@@ -173,7 +173,10 @@ Status Gateway::start_traces(const std::string& database_path) {
                     " rows at most; set routing.database to keep more"}});
   }
   if (audit) {
-    audit_log_ = std::make_shared<store::AuditLog>(db);
+    // In memory the audit is a bounded list of its newest rows, appended on the request path:
+    // nothing is gained by a writer's insert into a database that dies with the process.
+    audit_log_ = in_memory ? store::AuditLog::in_memory(options.max_audit_rows)
+                           : std::make_shared<store::AuditLog>(db);
   }
   traces_ = std::make_shared<store::TraceWriter>(std::make_shared<store::TraceLog>(db), options,
                                                  audit_log_);

@@ -44,13 +44,57 @@ Status validate(const AuditRecord& r) {
   return {};
 }
 
+bool matches(const AuditRecord& r, const AuditQuery& query) {
+  return r.unix_ms >= query.since_ms && r.unix_ms < query.until_ms &&
+         (query.upstream.empty() || r.upstream == query.upstream);
+}
+
 }  // namespace
 
 AuditLog::AuditLog(std::shared_ptr<Database> db) : db_(std::move(db)) {}
 
+std::shared_ptr<AuditLog> AuditLog::in_memory(size_t max_rows) {
+  auto log = std::make_shared<AuditLog>(nullptr);
+  log->memory_ = std::make_unique<Memory>(std::max<size_t>(max_rows, 1));
+  return log;
+}
+
+bool AuditLog::persistent() const {
+  return db_ != nullptr && db_->path() != ":memory:";
+}
+
 Result<int64_t> AuditLog::append(const AuditRecord& r) {
+  if (memory_) {
+    return append_in_memory(r);
+  }
   Connection connection = db_->acquire();
   return append(connection, r);
+}
+
+Result<int64_t> AuditLog::append_in_memory(const AuditRecord& r) {
+  if (Status status = validate(r); !status) {
+    return status.error();
+  }
+  AuditRecord row = r;  // copied outside the lock
+  std::lock_guard lock(memory_->mutex);
+  row.id = memory_->next_id++;
+  memory_->rows.push_back(std::move(row));
+  if (memory_->rows.size() > memory_->max_rows) {
+    memory_->rows.pop_front();
+  }
+  return memory_->rows.back().id;
+}
+
+std::vector<AuditRecord> AuditLog::read_in_memory(const AuditQuery& query) {
+  std::vector<AuditRecord> out;
+  std::lock_guard lock(memory_->mutex);
+  for (auto row = memory_->rows.rbegin(); row != memory_->rows.rend() && out.size() < query.limit;
+       ++row) {
+    if (matches(*row, query)) {
+      out.push_back(*row);
+    }
+  }
+  return out;
 }
 
 Status AuditLog::check(const AuditRecord& record) {
@@ -58,6 +102,9 @@ Status AuditLog::check(const AuditRecord& record) {
 }
 
 Result<int64_t> AuditLog::append(Connection& connection, const AuditRecord& r) {
+  if (memory_) {
+    return make_error(ErrorCode::kInternal, "the audit in memory takes rows through append()");
+  }
   if (Status status = validate(r); !status) {
     return status.error();
   }
@@ -86,6 +133,9 @@ Result<int64_t> AuditLog::append(Connection& connection, const AuditRecord& r) {
 Result<std::vector<AuditRecord>> AuditLog::read(const AuditQuery& query) {
   if (query.limit < 1 || query.limit > 10000) {
     return make_error(ErrorCode::kInvalidArgument, "audit limit must be between 1 and 10000");
+  }
+  if (memory_) {
+    return read_in_memory(query);
   }
   Connection connection = db_->acquire();
   auto stmt = connection.prepare(kSelectSql);
@@ -128,6 +178,10 @@ Result<std::vector<AuditRecord>> AuditLog::read(const AuditQuery& query) {
 }
 
 Result<size_t> AuditLog::count() {
+  if (memory_) {
+    std::lock_guard lock(memory_->mutex);
+    return memory_->rows.size();
+  }
   Connection connection = db_->acquire();
   auto n = connection.query_int64("SELECT count(*) FROM cloud_audit");
   if (!n) {
@@ -137,6 +191,14 @@ Result<size_t> AuditLog::count() {
 }
 
 Result<size_t> AuditLog::prune(uint64_t max_rows) {
+  if (memory_) {
+    std::lock_guard lock(memory_->mutex);
+    const size_t before = memory_->rows.size();
+    while (memory_->rows.size() > max_rows) {
+      memory_->rows.pop_front();
+    }
+    return before - memory_->rows.size();
+  }
   return prune_oldest_rows(*db_, "cloud_audit", max_rows);
 }
 

@@ -6,13 +6,22 @@
 // every privacy detector's match masked, or as sent). An operator proves with it that
 // regulated data never left, and sees what did.
 //
-// Thread-safety: every method may be called from any thread; the Database serialises them.
-// The gateway appends from TraceWriter's thread, never from the request path.
+// Two homes. In a database (the routing database's cloud_audit table) the rows outlive the
+// process; the gateway appends them from TraceWriter's thread, never from the request path.
+// In memory (in_memory(), for a gateway without a database file) the rows are a bounded list
+// of the newest, appended on the request path itself: an SQLite insert into a database that
+// dies with the process anyway cost every cloud request ~17k instructions on the writer
+// thread, and the writer's bursts of 64 rows were the relay's slowest requests.
+//
+// Thread-safety: every method may be called from any thread; the Database, or for the rows in
+// memory a mutex, serialises them.
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -54,16 +63,23 @@ struct AuditQuery {
 class AuditLog {
  public:
   explicit AuditLog(std::shared_ptr<Database> db);
+  // Rows in memory: the newest `max_rows` (at least one) are kept, older ones go as new ones
+  // come. Ids start at 1, as in a table.
+  static std::shared_ptr<AuditLog> in_memory(size_t max_rows);
 
   // kInvalidArgument naming the field for an unknown purpose or content mode, content with
   // content_mode "none", or content over kMaxAuditContentBytes. Returns the id assigned.
   Result<int64_t> append(const AuditRecord& record);
-  // append() on a connection the caller holds, e.g. inside its own transaction.
+  // append() on a connection the caller holds, e.g. inside its own transaction. Only for a log
+  // in a database (kInternal for one in memory).
   Result<int64_t> append(Connection& connection, const AuditRecord& record);
   // Whether append() would accept `record` (the same checks, no write).
   static Status check(const AuditRecord& record);
-  // The database the log writes to: callers sharing one may share a transaction.
+  // The database the log writes to: callers sharing one may share a transaction. Null for a
+  // log in memory.
   const std::shared_ptr<Database>& database() const { return db_; }
+  // Whether the rows outlive the process: a database file (not one in memory, nor in_memory()).
+  bool persistent() const;
   // Newest first.
   Result<std::vector<AuditRecord>> read(const AuditQuery& query);
   Result<size_t> count();
@@ -71,7 +87,20 @@ class AuditLog {
   Result<size_t> prune(uint64_t max_rows);
 
  private:
-  std::shared_ptr<Database> db_;
+  // The rows of a log in memory, oldest first.
+  struct Memory {
+    explicit Memory(size_t most) : max_rows(most) {}
+    const size_t max_rows;
+    std::mutex mutex;
+    std::deque<AuditRecord> rows;  // guarded by mutex
+    int64_t next_id = 1;           // guarded by mutex
+  };
+
+  Result<int64_t> append_in_memory(const AuditRecord& record);
+  std::vector<AuditRecord> read_in_memory(const AuditQuery& query);
+
+  std::shared_ptr<Database> db_;    // null for a log in memory
+  std::unique_ptr<Memory> memory_;  // null for a log in a database
 };
 
 }  // namespace tandem::store

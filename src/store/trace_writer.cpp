@@ -74,11 +74,18 @@ bool TraceWriter::submit_audit(AuditRecord record, std::function<void(bool store
   if (!audit_) {
     return false;
   }
+  if (audit_->database() == nullptr) {  // in memory: a lock and a copy, not a writer's insert
+    const bool appended = audit_->append(record).ok();
+    if (stored) {
+      stored(appended);
+    }
+    return appended;
+  }
   return enqueue(AuditItem{std::move(record), std::move(stored)});
 }
 
 bool TraceWriter::audit_persistent() const {
-  return audit_ && audit_->database()->path() != ":memory:";
+  return audit_ && audit_->persistent();
 }
 
 bool TraceWriter::submit_review_label(const std::string& ticket, std::string_view answer_text) {
@@ -193,7 +200,8 @@ void TraceWriter::write(std::deque<Item>& batch) {
 }
 
 bool TraceWriter::write_together(std::deque<Item>& batch, uint64_t& written) {
-  if (audit_ && audit_->database() != log_->database()) {
+  // (An audit in memory queues nothing: its rows never share the traces' transaction.)
+  if (audit_ && audit_->database() != nullptr && audit_->database() != log_->database()) {
     return false;
   }
   for (const Item& item : batch) {

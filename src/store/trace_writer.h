@@ -55,11 +55,12 @@ class TraceWriter {
   bool submit_review_label(const std::string& ticket, std::string_view answer_text);
   // Queues a row of the cloud audit (store/audit_log.h). `stored`, when given, is called on the
   // writer's thread once the row was written (true) or the database refused it (false); it is
-  // not called when this returns false.
+  // not called when this returns false. An audit in memory (AuditLog::in_memory) takes the row
+  // at once, on the caller's thread, and `stored` is called there before this returns.
   bool submit_audit(AuditRecord record, std::function<void(bool stored)> stored = nullptr);
-  // Whether a stored audit row outlives the process: false without an audit or when its
-  // database is in memory (":memory:"), where a row waiting in the queue is as safe as a
-  // committed one and a sender gains nothing by waiting for the commit.
+  // Whether a stored audit row outlives the process: false without an audit or when it lives
+  // in memory, where a row waiting in the queue is as safe as a committed one and a sender
+  // gains nothing by waiting for the commit.
   bool audit_persistent() const;
 
   // Blocks until everything submitted before the call has been written (or has failed).

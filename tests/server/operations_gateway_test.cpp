@@ -427,8 +427,9 @@ TEST(OperationsGatewayTest, TracesAreKeptInADatabaseFileAndNotInMemory) {
     gateway.gateway().flush_traces();
     auto connection = gateway.gateway().database().acquire();
     auto traces = connection.query_int64("SELECT count(*) FROM traces");
-    auto audit = connection.query_int64("SELECT count(*) FROM cloud_audit");
-    return std::pair<int64_t, int64_t>{traces ? *traces : -1, audit ? *audit : -1};
+    auto audit = gateway.gateway().audit_log()->count();
+    return std::pair<int64_t, int64_t>{traces ? *traces : -1,
+                                       audit ? static_cast<int64_t>(*audit) : -1};
   };
   EXPECT_EQ(rows_after_one_request(""), (std::pair<int64_t, int64_t>{0, 1}));
   TraceDir dir("traces-file");

@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <string>
 #include <thread>
 #include <utility>
@@ -530,6 +531,8 @@ TEST_F(AuditLogTest, OnlyAnAuditInAFileOutlivesTheProcess) {
   ASSERT_TRUE(memory) << memory.error().message;
   auto in_memory = std::make_shared<AuditLog>(*memory);
   EXPECT_FALSE(TraceWriter(std::make_shared<TraceLog>(*memory), {}, in_memory).audit_persistent());
+  EXPECT_FALSE(TraceWriter(std::make_shared<TraceLog>(*memory), {}, AuditLog::in_memory(10))
+                   .audit_persistent());
 }
 
 TEST_F(AuditLogTest, WriterCountsAnAuditRowTheDatabaseRefusesAsFailed) {
@@ -653,6 +656,95 @@ TEST_F(AuditLogTest, WriterDropsAuditRowsOnceClosed) {
   writer.close();
   EXPECT_FALSE(writer.submit_audit(simple_audit(1, "late")));
   EXPECT_EQ(count(), 0U);
+}
+
+// The audit in memory answers every read as the table does: the same rows appended to both, the
+// same queries and prunes, the same answers.
+TEST_F(AuditLogTest, TheAuditInMemoryReadsAndPrunesAsTheTableDoes) {
+  auto memory = AuditLog::in_memory(1000);
+  std::mt19937 random(7);
+  const std::vector<std::string> upstreams = {"openai", "local", "azure"};
+  auto both = [&](const AuditRecord& r) {
+    auto in_table = audit_->append(r);
+    auto in_memory = memory->append(r);
+    ASSERT_TRUE(in_table && in_memory);
+    EXPECT_EQ(*in_table, *in_memory) << "ids count up alike";
+  };
+  auto same_reads = [&](const std::string& when) {
+    for (int q = 0; q < 200; ++q) {
+      Query query;
+      if (random() % 2 == 0) {
+        query.since(static_cast<int64_t>(random() % 120));
+      }
+      if (random() % 2 == 0) {
+        query.until(static_cast<int64_t>(random() % 120));
+      }
+      if (random() % 2 == 0) {
+        query.upstream(upstreams[random() % upstreams.size()]);
+      }
+      query.limit(1 + random() % 40);
+      auto from_table = audit_->read(query);
+      auto from_memory = memory->read(query);
+      ASSERT_TRUE(from_table && from_memory);
+      ASSERT_EQ(*from_table, *from_memory) << when << ", query " << q;
+    }
+    EXPECT_EQ(audit_->count().value(), memory->count().value()) << when;
+  };
+  for (int i = 0; i < 100; ++i) {
+    AuditRecord r = i % 10 == 0 ? full_audit() : simple_audit(0, "r" + std::to_string(i));
+    r.unix_ms = static_cast<int64_t>(random() % 100);  // out of order, with ties
+    r.upstream = upstreams[random() % upstreams.size()];
+    both(r);
+  }
+  same_reads("after 100 rows");
+  EXPECT_EQ(audit_->prune(37).value(), memory->prune(37).value());
+  same_reads("after the prune");
+  both(simple_audit(50, "after-prune"));
+  same_reads("after a row more");
+}
+
+TEST(AuditInMemory, KeepsItsNewestRowsAndRefusesWhatTheTableRefuses) {
+  auto memory = AuditLog::in_memory(3);
+  EXPECT_EQ(memory->database(), nullptr);
+  EXPECT_FALSE(memory->persistent());
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_TRUE(memory->append(simple_audit(i, "r" + std::to_string(i))));
+  }
+  auto rows = memory->read({});
+  ASSERT_TRUE(rows);
+  ASSERT_EQ(rows->size(), 3U);
+  EXPECT_EQ((*rows)[0].request_id, "r9");
+  EXPECT_EQ((*rows)[0].id, 10);
+  EXPECT_EQ((*rows)[2].request_id, "r7");
+  AuditRecord bad = simple_audit(1, "bad");
+  bad.purpose = "exfiltrate";
+  auto refused = memory->append(bad);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("purpose"), std::string::npos);
+  EXPECT_FALSE(memory->read(Query().limit(0))) << "the same limits as the table";
+  EXPECT_EQ(memory->count().value(), 3U);
+}
+
+// A writer with an audit in memory stores a row at once, on the sender's thread: no queue, no
+// flush, and the sender hears about it before submit_audit returns.
+TEST(AuditInMemory, TheWriterStoresARowAtOnceAndSaysSo) {
+  auto memory_db = Database::open(":memory:");
+  ASSERT_TRUE(memory_db) << memory_db.error().message;
+  auto memory = AuditLog::in_memory(100);
+  TraceWriter writer(std::make_shared<TraceLog>(*memory_db), {}, memory);
+  std::vector<bool> answers;
+  EXPECT_TRUE(writer.submit_audit(simple_audit(1, "good"),
+                                  [&](bool stored) { answers.push_back(stored); }));
+  AuditRecord bad = simple_audit(2, "bad");
+  bad.purpose = "exfiltrate";
+  EXPECT_FALSE(writer.submit_audit(bad, [&](bool stored) { answers.push_back(stored); }));
+  EXPECT_EQ(answers, (std::vector<bool>{true, false}));
+  EXPECT_EQ(memory->count().value(), 1U);
+  // Traces still go through the queue and the database, alongside.
+  ASSERT_TRUE(writer.submit(simple_trace(3, "t1")));
+  writer.flush();
+  EXPECT_EQ(writer.written(), 1U);
+  EXPECT_EQ(writer.failed(), 0U);
 }
 
 }  // namespace
