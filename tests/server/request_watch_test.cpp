@@ -27,30 +27,29 @@ void run_for(asio::io_context& io, milliseconds duration) {
   io.run_for(duration);
 }
 
-TEST(RequestWatchTest, ARequestPastItsDeadlineIsCancelled) {
+// One request's connection and cancel signal, on an io_context of its own.
+class RequestWatchTest : public ::testing::Test {
+ protected:
   asio::io_context io;
-  Connection connection(io);
+  Connection connection{io};
   CancelSignal cancel;
+};
+
+TEST_F(RequestWatchTest, ARequestPastItsDeadlineIsCancelled) {
   const RequestWatch watch(connection.server, cancel, milliseconds(10));
   EXPECT_FALSE(cancel.cancelled());
   run_for(io, RequestWatch::kTick * 4);
   EXPECT_TRUE(cancel.cancelled());
 }
 
-TEST(RequestWatchTest, AClientThatLeavesIsNoticedOnceItsRequestHasRunAWhile) {
-  asio::io_context io;
-  Connection connection(io);
-  CancelSignal cancel;
+TEST_F(RequestWatchTest, AClientThatLeavesIsNoticedOnceItsRequestHasRunAWhile) {
   const RequestWatch watch(connection.server, cancel, milliseconds(60000));
   connection.client.close();
   run_for(io, RequestWatch::kWatchAfter + RequestWatch::kTick * 4);
   EXPECT_TRUE(cancel.cancelled());
 }
 
-TEST(RequestWatchTest, APipelinedRequestIsNotALeavingClientAndStaysInTheSocket) {
-  asio::io_context io;
-  Connection connection(io);
-  CancelSignal cancel;
+TEST_F(RequestWatchTest, APipelinedRequestIsNotALeavingClientAndStaysInTheSocket) {
   {
     const RequestWatch watch(connection.server, cancel, milliseconds(60000));
     asio::write(connection.client, asio::buffer(std::string_view("GET / HTTP/1.1\r\n")));
@@ -62,10 +61,7 @@ TEST(RequestWatchTest, APipelinedRequestIsNotALeavingClientAndStaysInTheSocket) 
   EXPECT_EQ(received, "GET / HTTP/1.1\r\n");
 }
 
-TEST(RequestWatchTest, AWatchGoneBeforeItsClientLeavesCancelsNothing) {
-  asio::io_context io;
-  Connection connection(io);
-  CancelSignal cancel;
+TEST_F(RequestWatchTest, AWatchGoneBeforeItsClientLeavesCancelsNothing) {
   {
     const RequestWatch watch(connection.server, cancel, milliseconds(60000));
     run_for(io, RequestWatch::kWatchAfter + RequestWatch::kTick * 2);  // the watch has begun
@@ -75,16 +71,13 @@ TEST(RequestWatchTest, AWatchGoneBeforeItsClientLeavesCancelsNothing) {
   EXPECT_FALSE(cancel.cancelled());
 }
 
-TEST(RequestWatchTest, WithNoRequestLeftTheTimerStopsAndTheIoContextRunsOut) {
-  asio::io_context io;
-  Connection connection(io);
-  CancelSignal cancel;
+TEST_F(RequestWatchTest, WithNoRequestLeftTheTimerStopsAndTheIoContextRunsOut) {
   { const RequestWatch watch(connection.server, cancel, milliseconds(60000)); }
   run_for(io, milliseconds(5000));
   EXPECT_TRUE(io.stopped());
 }
 
-TEST(RequestWatchTest, ManyRequestsAreEachCancelledAtTheirOwnDeadline) {
+TEST(RequestWatchListTest, ManyRequestsAreEachCancelledAtTheirOwnDeadline) {
   asio::io_context io;
   std::vector<std::unique_ptr<Connection>> connections;
   std::vector<std::unique_ptr<CancelSignal>> cancels;
