@@ -10,7 +10,6 @@
 
 namespace tandem::server {
 
-namespace asio = net::asio;
 namespace http = net::http;
 
 namespace {

@@ -71,11 +71,17 @@ Result<int64_t> AuditLog::append(const AuditRecord& r) {
   return append(connection, r);
 }
 
-Result<int64_t> AuditLog::append_in_memory(const AuditRecord& r) {
-  if (Status status = validate(r); !status) {
+Result<int64_t> AuditLog::append(AuditRecord&& r) {
+  if (memory_) {
+    return append_in_memory(std::move(r));
+  }
+  return append(static_cast<const AuditRecord&>(r));
+}
+
+Result<int64_t> AuditLog::append_in_memory(AuditRecord row) {
+  if (Status status = validate(row); !status) {
     return status.error();
   }
-  AuditRecord row = r;  // copied outside the lock
   std::lock_guard lock(memory_->mutex);
   row.id = memory_->next_id++;
   memory_->rows.push_back(std::move(row));

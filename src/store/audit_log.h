@@ -70,6 +70,8 @@ class AuditLog {
   // kInvalidArgument naming the field for an unknown purpose or content mode, content with
   // content_mode "none", or content over kMaxAuditContentBytes. Returns the id assigned.
   Result<int64_t> append(const AuditRecord& record);
+  // The same, taking the row: one in memory is moved in, not copied (the request path's case).
+  Result<int64_t> append(AuditRecord&& record);
   // append() on a connection the caller holds, e.g. inside its own transaction. Only for a log
   // in a database (kInternal for one in memory).
   Result<int64_t> append(Connection& connection, const AuditRecord& record);
@@ -78,6 +80,8 @@ class AuditLog {
   // The database the log writes to: callers sharing one may share a transaction. Null for a
   // log in memory.
   const std::shared_ptr<Database>& database() const { return db_; }
+  // Whether the rows are those of in_memory(), not a database's.
+  bool kept_in_memory() const { return memory_ != nullptr; }
   // Whether the rows outlive the process: a database file (not one in memory, nor in_memory()).
   bool persistent() const;
   // Newest first.
@@ -96,7 +100,7 @@ class AuditLog {
     int64_t next_id = 1;           // guarded by mutex
   };
 
-  Result<int64_t> append_in_memory(const AuditRecord& record);
+  Result<int64_t> append_in_memory(AuditRecord record);
   std::vector<AuditRecord> read_in_memory(const AuditQuery& query);
 
   std::shared_ptr<Database> db_;    // null for a log in memory

@@ -74,8 +74,8 @@ bool TraceWriter::submit_audit(AuditRecord record, std::function<void(bool store
   if (!audit_) {
     return false;
   }
-  if (audit_->database() == nullptr) {  // in memory: a lock and a copy, not a writer's insert
-    const bool appended = audit_->append(record).ok();
+  if (audit_->kept_in_memory()) {  // a lock and a move, not a writer's insert
+    const bool appended = audit_->append(std::move(record)).ok();
     if (stored) {
       stored(appended);
     }
@@ -201,7 +201,7 @@ void TraceWriter::write(std::deque<Item>& batch) {
 
 bool TraceWriter::write_together(std::deque<Item>& batch, uint64_t& written) {
   // (An audit in memory queues nothing: its rows never share the traces' transaction.)
-  if (audit_ && audit_->database() != nullptr && audit_->database() != log_->database()) {
+  if (audit_ && !audit_->kept_in_memory() && audit_->database() != log_->database()) {
     return false;
   }
   for (const Item& item : batch) {
