@@ -7,6 +7,7 @@
 
 #include "net/asio.h"
 #include "net/async_queue.h"
+#include "net/http_read.h"
 #include "net/http_write.h"
 #include "net/offload.h"
 #include "net/spawn.h"
@@ -357,8 +358,7 @@ net::awaitable<void> HttpServer::State::session(net::tcp::socket socket) {
     parser.body_limit(server.max_body_bytes);
     parser.header_limit(static_cast<uint32_t>(server.max_header_bytes));
     stream.expires_after(std::chrono::milliseconds(server.read_timeout_ms));
-    boost::system::error_code ec;
-    co_await http::async_read(stream, buffer, parser, asio::redirect_error(net::use_awaitable, ec));
+    boost::system::error_code ec = co_await net::read_message(stream, buffer, parser);
     if (connection_ended(ec)) {
       break;
     }

@@ -4,6 +4,7 @@
 #include <ctime>
 #include <limits>
 
+#include "net/http_read.h"
 #include "net/http_write.h"
 
 namespace tandem::upstream {
@@ -90,8 +91,12 @@ class Exchange final : public HttpExchange {
       co_return from_error(ec, "sending the request", cancelled_);
     }
     arm(timeouts_.first_byte_ms);
-    co_await net::http::async_read_header(stream_, buffer_, parser_,
-                                          net::asio::redirect_error(net::use_awaitable, ec));
+    if constexpr (std::is_same_v<Stream, net::beast::tcp_stream>) {
+      ec = co_await net::read_header(stream_, buffer_, parser_);
+    } else {
+      co_await net::http::async_read_header(stream_, buffer_, parser_,
+                                            net::asio::redirect_error(net::use_awaitable, ec));
+    }
     if (ec) {
       Failure f = from_error(ec, "waiting for the response header (first byte)", cancelled_);
       co_return f;
@@ -112,8 +117,12 @@ class Exchange final : public HttpExchange {
       parser_.get().body().size = sizeof(chunk_);
       arm(timeouts_.idle_ms);
       boost::system::error_code ec;
-      co_await net::http::async_read_some(stream_, buffer_, parser_,
-                                          net::asio::redirect_error(net::use_awaitable, ec));
+      if constexpr (std::is_same_v<Stream, net::beast::tcp_stream>) {
+        ec = co_await net::read_some(stream_, buffer_, parser_);
+      } else {
+        co_await net::http::async_read_some(stream_, buffer_, parser_,
+                                            net::asio::redirect_error(net::use_awaitable, ec));
+      }
       if (ec && ec != net::http::error::need_buffer) {
         failed_ = true;
         co_return from_error(ec, "reading the response body", cancelled_);
