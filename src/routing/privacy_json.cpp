@@ -4,6 +4,8 @@
 #include <array>
 #include <nlohmann/json.hpp>
 
+#include "common/json_events.h"
+
 namespace tandem::routing {
 namespace {
 
@@ -63,8 +65,8 @@ struct Frame {
   std::vector<size_t> starts;
 };
 
-// Reads a document as a stream of events: nlohmann's SAX interface, fed by the parser over bytes
-// (the egress guard) or by walk() over a parsed document (the router), so both scan alike.
+// Reads a document as a stream of events: nlohmann's SAX interface, fed by read_json_events over
+// bytes (the egress guard) or by walk() over a parsed document (the router), so both scan alike.
 class Walker {
  public:
   explicit Walker(const PrivacyScanner& scanner) : scanner_(scanner) {}
@@ -134,13 +136,6 @@ class Walker {
     return end_container();
   }
 
-  bool parse_error(std::size_t position, const std::string& /*token*/,
-                   const nlohmann::detail::exception& /*error*/) {
-    error_ = "not valid JSON at byte " + std::to_string(position);
-    return false;
-  }
-
-  const std::string& error() const { return error_; }
   JsonScan take() { return std::move(result_); }
 
  private:
@@ -240,7 +235,6 @@ class Walker {
   const PrivacyScanner& scanner_;
   std::vector<Frame> stack_;
   JsonScan result_;
-  std::string error_;
 };
 
 // Feeds a parsed document to `walker` as the parser would feed its bytes, without recursion.
@@ -305,10 +299,11 @@ Result<JsonScan> scan_json_document(const PrivacyScanner& scanner, const nlohman
 
 Result<JsonScan> scan_json(const PrivacyScanner& scanner, std::string_view text) {
   Walker walker(scanner);
-  const bool parsed = json::sax_parse(text, &walker);
-  if (!parsed) {
+  // The same events as nlohmann's sax_parse, at a fraction of its cost (json_events.h).
+  const JsonEventsResult read = read_json_events(text, walker);
+  if (!read.ok) {
     return make_error(ErrorCode::kInvalidArgument,
-                      walker.error().empty() ? "not valid JSON" : walker.error());
+                      "not valid JSON at byte " + std::to_string(read.offset));
   }
   return walker.take();
 }

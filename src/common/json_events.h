@@ -1,0 +1,435 @@
+#pragma once
+// A strict JSON reader that reports a document as events to a handler, without building it:
+// the egress guard scans every body about to leave this way. It accepts and rejects exactly
+// what nlohmann::json::sax_parse does (RFC 8259: no comments, no trailing commas, strings of
+// valid UTF-8 without raw control characters, surrogate pairs whole, a leading UTF-8 BOM
+// skipped, nothing but whitespace after the value, a number that overflows a double refused),
+// with one difference: a NUL byte outside a string, where nlohmann ends its input and ignores
+// what follows (bytes that would then leave unscanned), is refused like any other byte that is
+// not JSON. It calls the handler with nlohmann's SAX names, so one handler serves both
+// (tests/common/json_events_test.cpp compares the two on generated and mutated documents).
+// Why: nlohmann's lexer reads a character at a time through its input adapter; here a run of
+// plain string bytes is appended at once, and a body costs a fraction of the instructions.
+//
+// The handler: null(), boolean(bool), number_float(double, const std::string& text),
+// string(std::string&), key(std::string&), start_object(size_t), end_object(),
+// start_array(size_t), end_array(), each returning false to stop the read. A number comes as
+// its text, as nlohmann's dump writes it back (an integer "-0" as "0"); its double is not
+// computed (0.0), since a scanner wants the text.
+//
+// Thread-safety: a pure function over its arguments.
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tandem {
+
+struct JsonEventsResult {
+  bool ok = false;
+  size_t offset = 0;  // where the text stopped being JSON (or the handler stopped), when !ok
+};
+
+namespace json_events_detail {
+
+inline bool plain_byte(unsigned char c) {
+  return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
+}
+
+inline int hex_digit(char c) {
+  if (c >= '0' && c <= '9') {
+    return c - '0';
+  }
+  if (c >= 'a' && c <= 'f') {
+    return c - 'a' + 10;
+  }
+  if (c >= 'A' && c <= 'F') {
+    return c - 'A' + 10;
+  }
+  return -1;
+}
+
+inline void append_utf8(std::string& out, uint32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+// The length of the well-formed UTF-8 sequence at text[at] (RFC 3629's table: no overlong
+// forms, no surrogates, nothing above U+10FFFF), or 0.
+inline size_t utf8_sequence(std::string_view text, size_t at) {
+  const auto byte = [&](size_t i) -> unsigned {
+    return at + i < text.size() ? static_cast<unsigned char>(text[at + i]) : 0x100;
+  };
+  const auto in = [](unsigned b, unsigned lo, unsigned hi) { return b >= lo && b <= hi; };
+  const unsigned b0 = byte(0);
+  if (in(b0, 0xC2, 0xDF)) {
+    return in(byte(1), 0x80, 0xBF) ? 2 : 0;
+  }
+  if (in(b0, 0xE0, 0xEF)) {
+    const unsigned lo = b0 == 0xE0 ? 0xA0 : 0x80;
+    const unsigned hi = b0 == 0xED ? 0x9F : 0xBF;
+    return in(byte(1), lo, hi) && in(byte(2), 0x80, 0xBF) ? 3 : 0;
+  }
+  if (in(b0, 0xF0, 0xF4)) {
+    const unsigned lo = b0 == 0xF0 ? 0x90 : 0x80;
+    const unsigned hi = b0 == 0xF4 ? 0x8F : 0xBF;
+    return in(byte(1), lo, hi) && in(byte(2), 0x80, 0xBF) && in(byte(3), 0x80, 0xBF) ? 4 : 0;
+  }
+  return 0;
+}
+
+class Reader {
+ public:
+  explicit Reader(std::string_view text) : text_(text) {}
+
+  template <typename Handler>
+  JsonEventsResult run(Handler& handler) {
+    skip_bom();
+    skip_space();
+    std::vector<bool> open;  // per open container: true for an object; no recursion, any depth
+    while (true) {
+      // A value is expected at pos_: a scalar, or a container's start.
+      const char c = peek();
+      if (c == '{' || c == '[') {
+        if (!start_container(handler, open)) {
+          return fail();
+        }
+        if (!empty_) {
+          continue;  // opened, not empty: its first value is next
+        }
+      } else if (!scalar(handler)) {
+        return fail();
+      }
+      // After a value: close containers, or find the next member or element.
+      if (!after_value(handler, open)) {
+        return fail();
+      }
+      if (open.empty()) {
+        return {true, 0};
+      }
+    }
+  }
+
+ private:
+  char peek() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
+  bool at_end() const { return pos_ >= text_.size(); }
+
+  JsonEventsResult fail() const { return {false, pos_}; }
+
+  void skip_bom() {
+    if (text_.substr(0, 3) == "\xEF\xBB\xBF") {
+      pos_ = 3;
+    }
+  }
+
+  void skip_space() {
+    while (pos_ < text_.size()) {
+      const char c = text_[pos_];
+      if (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
+        return;
+      }
+      ++pos_;
+    }
+  }
+
+  // The '{' or '[' at pos_: an empty container is read whole (and not pushed); otherwise it is
+  // pushed, and for an object its first key is read.
+  template <typename Handler>
+  bool start_container(Handler& handler, std::vector<bool>& open) {
+    const bool object = peek() == '{';
+    ++pos_;
+    const bool going = object ? handler.start_object(static_cast<size_t>(-1))
+                              : handler.start_array(static_cast<size_t>(-1));
+    if (!going) {
+      return false;
+    }
+    skip_space();
+    if (peek() == (object ? '}' : ']')) {
+      ++pos_;
+      empty_ = true;
+      return object ? handler.end_object() : handler.end_array();
+    }
+    empty_ = false;
+    open.push_back(object);
+    return !object || member_key(handler);
+  }
+
+  // Past a value: closes what ends here; true with pos_ at the next value, or with nothing open
+  // and only whitespace left.
+  template <typename Handler>
+  bool after_value(Handler& handler, std::vector<bool>& open) {
+    while (true) {
+      skip_space();
+      if (open.empty()) {
+        return pos_ == text_.size();
+      }
+      const bool object = open.back();
+      const char c = peek();
+      if (c == (object ? '}' : ']')) {
+        ++pos_;
+        open.pop_back();
+        const bool going = object ? handler.end_object() : handler.end_array();
+        if (!going) {
+          return false;
+        }
+        continue;
+      }
+      if (c != ',') {
+        return false;
+      }
+      ++pos_;
+      skip_space();
+      return !object || member_key(handler);
+    }
+  }
+
+  template <typename Handler>
+  bool scalar(Handler& handler) {
+    const char c = peek();
+    if (at_end()) {
+      return false;
+    }
+    if (c == '"') {
+      return string() && handler.string(buffer_);
+    }
+    if (c == '-' || (c >= '0' && c <= '9')) {
+      return number() && handler.number_float(0.0, buffer_);
+    }
+    if (literal("true")) {
+      return handler.boolean(true);
+    }
+    if (literal("false")) {
+      return handler.boolean(false);
+    }
+    if (literal("null")) {
+      return handler.null();
+    }
+    return false;
+  }
+
+  // "key": with the space around the colon; pos_ is then at the member's value.
+  template <typename Handler>
+  bool member_key(Handler& handler) {
+    if (peek() != '"' || !string() || !handler.key(buffer_)) {
+      return false;
+    }
+    skip_space();
+    if (peek() != ':') {
+      return false;
+    }
+    ++pos_;
+    skip_space();
+    return true;
+  }
+
+  bool literal(std::string_view word) {
+    if (text_.substr(pos_, word.size()) != word) {
+      return false;
+    }
+    pos_ += word.size();
+    return true;
+  }
+
+  // The string at pos_ (its opening quote), decoded into buffer_.
+  bool string() {
+    ++pos_;
+    buffer_.clear();
+    while (true) {
+      const size_t run = pos_;
+      while (pos_ < text_.size() && plain_byte(static_cast<unsigned char>(text_[pos_]))) {
+        ++pos_;
+      }
+      buffer_.append(text_.data() + run, pos_ - run);
+      if (at_end()) {
+        return false;
+      }
+      const auto c = static_cast<unsigned char>(text_[pos_]);
+      if (c == '"') {
+        ++pos_;
+        return true;
+      }
+      if (c == '\\') {
+        if (!escape()) {
+          return false;
+        }
+        continue;
+      }
+      if (c < 0x20) {
+        return false;
+      }
+      const size_t length = utf8_sequence(text_, pos_);
+      if (length == 0) {
+        return false;
+      }
+      buffer_.append(text_.data() + pos_, length);
+      pos_ += length;
+    }
+  }
+
+  bool hex4(uint32_t& out) {
+    if (pos_ + 4 > text_.size()) {
+      return false;
+    }
+    out = 0;
+    for (size_t i = 0; i < 4; ++i) {
+      const int digit = hex_digit(text_[pos_ + i]);
+      if (digit < 0) {
+        return false;
+      }
+      out = out * 16 + static_cast<uint32_t>(digit);
+    }
+    pos_ += 4;
+    return true;
+  }
+
+  // The escape at pos_ (its backslash), appended to buffer_.
+  bool escape() {
+    ++pos_;
+    const char c = peek();
+    ++pos_;
+    switch (c) {
+      case '"':
+      case '\\':
+      case '/':
+        buffer_ += c;
+        return true;
+      case 'b':
+        buffer_ += '\b';
+        return true;
+      case 'f':
+        buffer_ += '\f';
+        return true;
+      case 'n':
+        buffer_ += '\n';
+        return true;
+      case 'r':
+        buffer_ += '\r';
+        return true;
+      case 't':
+        buffer_ += '\t';
+        return true;
+      case 'u':
+        return unicode_escape();
+      default:
+        return false;
+    }
+  }
+
+  bool unicode_escape() {
+    uint32_t cp = 0;
+    if (!hex4(cp) || (cp >= 0xDC00 && cp <= 0xDFFF)) {
+      return false;
+    }
+    if (cp >= 0xD800 && cp <= 0xDBFF) {  // a high surrogate: its low half must follow
+      uint32_t low = 0;
+      if (text_.substr(pos_, 2) != "\\u") {
+        return false;
+      }
+      pos_ += 2;
+      if (!hex4(low) || low < 0xDC00 || low > 0xDFFF) {
+        return false;
+      }
+      cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+    }
+    append_utf8(buffer_, cp);
+    return true;
+  }
+
+  void digits() {
+    while (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9') {
+      ++pos_;
+    }
+  }
+
+  bool digit_here() const { return peek() >= '0' && peek() <= '9'; }
+
+  // The number at pos_, its text into buffer_.
+  bool number() {
+    const size_t start = pos_;
+    if (peek() == '-') {
+      ++pos_;
+    }
+    if (peek() == '0') {
+      ++pos_;
+    } else if (digit_here()) {
+      digits();
+    } else {
+      return false;
+    }
+    bool fraction = false;
+    if (peek() == '.') {
+      ++pos_;
+      if (!digit_here()) {
+        return false;
+      }
+      digits();
+      fraction = true;
+    }
+    if (peek() == 'e' || peek() == 'E') {
+      ++pos_;
+      if (peek() == '+' || peek() == '-') {
+        ++pos_;
+      }
+      if (!digit_here()) {
+        return false;
+      }
+      digits();
+      fraction = true;
+    }
+    buffer_.assign(text_.data() + start, pos_ - start);
+    if (!fraction) {
+      // nlohmann reads an integer as one: "-0" is 0. One beyond 64 bits is read as a double,
+      // which the size of a double always holds.
+      if (buffer_ == "-0") {
+        buffer_ = "0";
+      }
+      return true;
+    }
+    return !overflows(buffer_);
+  }
+
+  // A fraction beyond the largest double: nlohmann refuses it ("number overflow").
+  static bool overflows(const std::string& text) {
+    double value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc::result_out_of_range) {
+      return false;
+    }
+    // Out of range either way: too large, or too small (which reads as a finite 0 or subnormal).
+    return std::isinf(std::strtod(text.c_str(), nullptr));
+  }
+
+  std::string_view text_;
+  size_t pos_ = 0;
+  std::string buffer_;  // the last string, key or number read
+  bool empty_ = false;  // the last container started was empty (and is read whole)
+};
+
+}  // namespace json_events_detail
+
+// Reads `text` as one JSON value, calling `handler` for each event in document order.
+template <typename Handler>
+JsonEventsResult read_json_events(std::string_view text, Handler& handler) {
+  json_events_detail::Reader reader(text);
+  return reader.run(handler);
+}
+
+}  // namespace tandem

@@ -1,0 +1,371 @@
+#include "common/json_events.h"
+
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include <gtest/gtest.h>
+
+namespace tandem {
+namespace {
+
+// Writes every event as a line, so two readers' events compare as text. It speaks nlohmann's
+// SAX interface in full, so nlohmann::json::sax_parse can drive it too.
+class Recorder {
+ public:
+  bool null() { return add("null"); }
+  bool boolean(bool value) { return add(value ? "true" : "false"); }
+  bool number_integer(int64_t value) { return add("number " + std::to_string(value)); }
+  bool number_unsigned(uint64_t value) { return add("number " + std::to_string(value)); }
+  bool number_float(double /*value*/, const std::string& text) { return add("number " + text); }
+  bool string(std::string& value) { return add("string " + value); }
+  bool binary(nlohmann::json::binary_t& /*value*/) { return add("binary"); }
+  bool start_object(size_t /*size*/) { return add("{"); }
+  bool key(std::string& value) { return add("key " + value); }
+  bool end_object() { return add("}"); }
+  bool start_array(size_t /*size*/) { return add("["); }
+  bool end_array() { return add("]"); }
+  bool parse_error(size_t /*position*/, const std::string& /*token*/,
+                   const nlohmann::detail::exception& /*error*/) {
+    return false;
+  }
+
+  const std::string& events() const { return events_; }
+
+ private:
+  bool add(const std::string& line) {
+    events_ += line;
+    events_ += '\n';
+    return true;
+  }
+  std::string events_;
+};
+
+struct Read {
+  bool ok = false;
+  std::string events;
+};
+
+Read with_nlohmann(std::string_view text) {
+  Recorder recorder;
+  const bool ok = nlohmann::json::sax_parse(text, &recorder);
+  return {ok, recorder.events()};
+}
+
+Read with_events(std::string_view text) {
+  Recorder recorder;
+  const bool ok = read_json_events(text, recorder).ok;
+  return {ok, recorder.events()};
+}
+
+// Compares acceptance and, when both accept, every event. One difference is by design: nlohmann
+// ends its input at a NUL byte outside a string and ignores the rest, where the rest would still
+// leave the device unscanned; a NUL is never JSON, so the reader refuses it.
+void expect_same(std::string_view text) {
+  const Read got = with_events(text);
+  if (text.find('\0') != std::string_view::npos) {
+    ASSERT_FALSE(got.ok) << "a text with a NUL byte";
+    return;
+  }
+  const Read expected = with_nlohmann(text);
+  ASSERT_EQ(got.ok, expected.ok) << "text: "
+                                 << nlohmann::json(std::string(text))
+                                        .dump(-1, ' ', true,
+                                              nlohmann::json::error_handler_t::replace);
+  if (expected.ok) {
+    ASSERT_EQ(got.events, expected.events) << text;
+  }
+}
+
+TEST(JsonEventsTest, EdgeCasesReadAsNlohmannReadsThem) {
+  const std::vector<std::string> cases = {"",
+                                          " ",
+                                          "{}",
+                                          "[]",
+                                          " { } ",
+                                          "[ ]",
+                                          "null",
+                                          "true",
+                                          "false",
+                                          "nul",
+                                          "truex",
+                                          "tru",
+                                          "0",
+                                          "-0",
+                                          "-0.0",
+                                          "01",
+                                          "-",
+                                          "1.",
+                                          ".5",
+                                          "+1",
+                                          "1e5",
+                                          "1E+5",
+                                          "1e-5",
+                                          "1e",
+                                          "1e+",
+                                          "2.5e-3",
+                                          "9223372036854775807",
+                                          "9223372036854775808",
+                                          "18446744073709551615",
+                                          "18446744073709551616",
+                                          "-9223372036854775808",
+                                          "-9223372036854775809",
+                                          "123456789012345678901234567890",
+                                          "1e308",
+                                          "1e309",
+                                          "-1e309",
+                                          "1e-400",
+                                          "0.0000001",
+                                          "\"\"",
+                                          "\"abc\"",
+                                          "\"a\\\"b\"",
+                                          "\"\\\\\\/\\b\\f\\n\\r\\t\"",
+                                          "\"\\u0041\"",
+                                          "\"\\u00e9\\u4e2d\"",
+                                          "\"\\u0000\"",
+                                          "\"\\ud83d\\ude00\"",
+                                          "\"\\ud83d\"",
+                                          "\"\\ude00\"",
+                                          "\"\\ud83d\\u0041\"",
+                                          "\"\\ud83dx\"",
+                                          "\"\\u12\"",
+                                          "\"\\u12g4\"",
+                                          "\"\\x\"",
+                                          "\"abc",
+                                          "\"a\nb\"",
+                                          "\"a\tb\"",
+                                          "\"\x7f\"",
+                                          "\"\xc3\xa9\"",
+                                          "\"\xc3\"",
+                                          "\"\xc0\x80\"",
+                                          "\"\xe0\x80\x80\"",
+                                          "\"\xed\xa0\x80\"",
+                                          "\"\xf4\x90\x80\x80\"",
+                                          "\"\xf0\x9f\x98\x80\"",
+                                          "\"\xff\"",
+                                          "\xef\xbb\xbf{}",
+                                          "\xef\xbb{}",
+                                          " \xef\xbb\xbf{}",
+                                          "{\"a\":1}",
+                                          "{\"a\":1,}",
+                                          "{\"a\" 1}",
+                                          "{\"a\":}",
+                                          "{a:1}",
+                                          "{\"a\":1 \"b\":2}",
+                                          "[1,]",
+                                          "[,1]",
+                                          "[1 2]",
+                                          "[1,,2]",
+                                          "[[[]]]",
+                                          "[[[]]",
+                                          "[]]",
+                                          "{\"a\":{\"b\":[1,{\"c\":null}]}}",
+                                          "{} {}",
+                                          "[] x",
+                                          "{}\n\r\t ",
+                                          "{\"\":\"\"}",
+                                          "{\"a\":1,\"a\":2}",
+                                          "[\"\\u00\"]",
+                                          "[1e+1,2E-2,-3.5]",
+                                          "\t[\n1\r]",
+                                          std::string("\"a\0b\"", 5),
+                                          std::string("[1]\0", 4),
+                                          std::string(200, '[') + std::string(200, ']'),
+                                          std::string(100, '[') + std::string(99, ']'),
+                                          "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],"
+                                          "\"max_tokens\":4,\"temperature\":0.7}"};
+  for (const std::string& text : cases) {
+    expect_same(text);
+  }
+}
+
+// A random JSON document with varied escapes, numbers and spacing.
+class Generator {
+ public:
+  explicit Generator(uint32_t seed) : random_(seed) {}
+
+  std::string document() {
+    std::string out;
+    value(out, 0);
+    return out;
+  }
+
+ private:
+  size_t pick(size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(random_); }
+
+  void space(std::string& out) {
+    static const char* const kSpaces[] = {"", "", "", " ", "\n", "\t ", "\r\n  "};
+    out += kSpaces[pick(7)];
+  }
+
+  void string(std::string& out) {
+    static const char* const kPieces[] = {"a",
+                                          "hello",
+                                          " ",
+                                          "\\n",
+                                          "\\\"",
+                                          "\\\\",
+                                          "\\/",
+                                          "\\u00e9",
+                                          "\\u4e2d",
+                                          "\\ud83d\\ude00",
+                                          "\xc3\xa9",
+                                          "\xe4\xb8\xad",
+                                          "\xf0\x9f\x98\x80",
+                                          "4111 1111 1111 1111",
+                                          "x@y.com",
+                                          "\\t",
+                                          "\\u0001",
+                                          "0",
+                                          "type",
+                                          "text",
+                                          "content"};
+    out += '"';
+    const size_t n = pick(5);
+    for (size_t i = 0; i < n; ++i) {
+      out += kPieces[pick(std::size(kPieces))];
+    }
+    out += '"';
+  }
+
+  void number(std::string& out) {
+    static const char* const kNumbers[] = {"0",
+                                           "-0",
+                                           "7",
+                                           "-12",
+                                           "3.25",
+                                           "1e3",
+                                           "-2E-2",
+                                           "0.5e+10",
+                                           "4111111111111111",
+                                           "99999999999999999999",
+                                           "1.0",
+                                           "-0.0"};
+    out += kNumbers[pick(std::size(kNumbers))];
+  }
+
+  void value(std::string& out, int depth) {
+    const size_t kind = depth > 4 ? 2 + pick(4) : pick(6);
+    switch (kind) {
+      case 0: {
+        out += '{';
+        const size_t n = pick(4);
+        for (size_t i = 0; i < n; ++i) {
+          space(out);
+          string(out);
+          space(out);
+          out += ':';
+          space(out);
+          value(out, depth + 1);
+          space(out);
+          if (i + 1 < n) {
+            out += ',';
+          }
+        }
+        out += '}';
+        break;
+      }
+      case 1: {
+        out += '[';
+        const size_t n = pick(4);
+        for (size_t i = 0; i < n; ++i) {
+          space(out);
+          value(out, depth + 1);
+          space(out);
+          if (i + 1 < n) {
+            out += ',';
+          }
+        }
+        out += ']';
+        break;
+      }
+      case 2:
+        string(out);
+        break;
+      case 3:
+        number(out);
+        break;
+      case 4:
+        out += pick(2) ? "true" : "false";
+        break;
+      default:
+        out += "null";
+        break;
+    }
+  }
+
+  std::mt19937 random_;
+};
+
+TEST(JsonEventsTest, GeneratedDocumentsReadAsNlohmannReadsThem) {
+  Generator generator(20261205);
+  size_t accepted = 0;
+  for (int i = 0; i < 500; ++i) {
+    const std::string text = generator.document();
+    expect_same(text);
+    accepted += with_nlohmann(text).ok ? 1 : 0;
+  }
+  EXPECT_GT(accepted, 450U);  // the generator writes valid JSON: the comparison is of events
+}
+
+TEST(JsonEventsTest, MutatedDocumentsAreRefusedWhereNlohmannRefusesThem) {
+  Generator generator(7);
+  std::mt19937 random(11);
+  const std::string alphabet =
+      std::string("{}[]\",:\\ 0123456789eE.-+utfnlx\x80\xc3\xed\xf4\xff\x01\t") +
+      std::string(1, '\0');
+  size_t refused = 0;
+  size_t total = 0;
+  for (int d = 0; d < 200; ++d) {
+    const std::string base = generator.document();
+    for (int m = 0; m < 20; ++m) {
+      std::string text = base;
+      const size_t at = text.empty() ? 0 : random() % text.size();
+      const char c = alphabet[random() % alphabet.size()];
+      switch (random() % 4) {
+        case 0:
+          if (!text.empty()) {
+            text.erase(at, 1);
+          }
+          break;
+        case 1:
+          text.insert(text.begin() + static_cast<std::ptrdiff_t>(at), c);
+          break;
+        case 2:
+          if (!text.empty()) {
+            text[at] = c;
+          }
+          break;
+        default:
+          text.resize(at);
+          break;
+      }
+      expect_same(text);
+      refused += with_nlohmann(text).ok ? 0 : 1;
+      ++total;
+    }
+  }
+  EXPECT_GT(refused, total / 3);  // most mutations break the document: both must refuse them
+}
+
+TEST(JsonEventsTest, AHandlerThatStopsEndsTheRead) {
+  struct StopAtFirstKey : Recorder {
+    bool key(std::string& /*value*/) { return false; }
+  } stop;
+  EXPECT_FALSE(read_json_events(R"({"a":1})", stop).ok);
+}
+
+TEST(JsonEventsTest, DeepNestingNeedsNoRecursion) {
+  const std::string deep = std::string(1'000'000, '[') + std::string(1'000'000, ']');
+  Recorder recorder;
+  EXPECT_TRUE(read_json_events(deep, recorder).ok);
+}
+
+TEST(JsonEventsTest, TheErrorSaysWhereTheTextStoppedBeingJson) {
+  Recorder recorder;
+  const JsonEventsResult read = read_json_events(R"({"a": tru})", recorder);
+  EXPECT_FALSE(read.ok);
+  EXPECT_EQ(read.offset, 6U);
+}
+
+}  // namespace
+}  // namespace tandem
