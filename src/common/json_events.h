@@ -11,11 +11,11 @@
 // Why: nlohmann's lexer reads a character at a time through its input adapter; here a run of
 // plain string bytes is appended at once, and a body costs a fraction of the instructions.
 //
-// The handler: null(), boolean(bool), number_float(double, const std::string& text),
-// string(std::string&), key(std::string&), start_object(size_t), end_object(),
-// start_array(size_t), end_array(), each returning false to stop the read. A number comes as
-// its text, as nlohmann's dump writes it back (an integer "-0" as "0"); its double is not
-// computed (0.0), since a scanner wants the text.
+// The handler: null(), boolean(bool), number_integer(int64_t), number_unsigned(uint64_t),
+// number_float(double, const std::string& text), string(std::string&), key(std::string&),
+// start_object(size_t), end_object(), start_array(size_t), end_array(), each returning false
+// to stop the read. Numbers come as nlohmann reports them: an integer that fits 64 bits as one
+// (unsigned without a sign), anything else as a double with its text.
 //
 // Thread-safety: a pure function over its arguments.
 
@@ -211,7 +211,8 @@ class Reader {
       return string() && handler.string(buffer_);
     }
     if (c == '-' || (c >= '0' && c <= '9')) {
-      return number() && handler.number_float(0.0, buffer_);
+      const Number kind = number();
+      return kind != Number::kNone && number_event(handler, kind);
     }
     if (literal("true")) {
       return handler.boolean(true);
@@ -361,8 +362,10 @@ class Reader {
 
   bool digit_here() const { return peek() >= '0' && peek() <= '9'; }
 
-  // The number at pos_, its text into buffer_.
-  bool number() {
+  enum class Number { kNone, kInteger, kFloat };
+
+  // The number at pos_, its text into buffer_: what kind of number it is, kNone if it is not.
+  Number number() {
     const size_t start = pos_;
     if (peek() == '-') {
       ++pos_;
@@ -372,13 +375,13 @@ class Reader {
     } else if (digit_here()) {
       digits();
     } else {
-      return false;
+      return Number::kNone;
     }
     bool fraction = false;
     if (peek() == '.') {
       ++pos_;
       if (!digit_here()) {
-        return false;
+        return Number::kNone;
       }
       digits();
       fraction = true;
@@ -389,32 +392,41 @@ class Reader {
         ++pos_;
       }
       if (!digit_here()) {
-        return false;
+        return Number::kNone;
       }
       digits();
       fraction = true;
     }
     buffer_.assign(text_.data() + start, pos_ - start);
-    if (!fraction) {
-      // nlohmann reads an integer as one: "-0" is 0. One beyond 64 bits is read as a double,
-      // which the size of a double always holds.
-      if (buffer_ == "-0") {
-        buffer_ = "0";
-      }
-      return true;
-    }
-    return !overflows(buffer_);
+    return fraction ? Number::kFloat : Number::kInteger;
   }
 
-  // A fraction beyond the largest double: nlohmann refuses it ("number overflow").
-  static bool overflows(const std::string& text) {
-    double value = 0;
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc::result_out_of_range) {
-      return false;
+  // The number in buffer_ as nlohmann reports it: an integer that fits 64 bits as one (unsigned
+  // when it has no sign), anything else as a double with its text; a double that overflows is
+  // refused ("number overflow").
+  template <typename Handler>
+  bool number_event(Handler& handler, Number kind) {
+    const char* first = buffer_.data();
+    const char* last = first + buffer_.size();
+    if (kind == Number::kInteger) {
+      if (buffer_[0] != '-') {
+        uint64_t value = 0;
+        if (std::from_chars(first, last, value).ec == std::errc()) {
+          return handler.number_unsigned(value);
+        }
+      } else {
+        int64_t value = 0;
+        if (std::from_chars(first, last, value).ec == std::errc()) {
+          return handler.number_integer(value);
+        }
+      }
     }
-    // Out of range either way: too large, or too small (which reads as a finite 0 or subnormal).
-    return std::isinf(std::strtod(text.c_str(), nullptr));
+    double value = 0;
+    if (std::from_chars(first, last, value).ec == std::errc::result_out_of_range) {
+      // Too large, or too small: strtod gives the infinity or the subnormal nlohmann reads.
+      value = std::strtod(buffer_.c_str(), nullptr);
+    }
+    return std::isfinite(value) && handler.number_float(value, buffer_);
   }
 
   std::string_view text_;

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "common/json_depth.h"
+#include "common/json_document.h"
 
 namespace tandem::server {
 namespace {
@@ -456,10 +457,11 @@ std::variant<CompletionRequest, ApiError> parse_completion_request(std::string_v
     return invalid_request("the request body nests arrays and objects deeper than " +
                            std::to_string(kMaxJsonDepth) + " levels");
   }
-  json body = json::parse(text, nullptr, false);
-  if (body.is_discarded()) {
+  std::optional<json> parsed = parse_json_document(text);
+  if (!parsed) {
     return invalid_request("the request body is not valid JSON");
   }
+  json body = std::move(*parsed);
   if (!body.is_object()) {
     return invalid_request("the request body must be a JSON object");
   }

@@ -1,9 +1,12 @@
 #include "common/json_events.h"
 
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <random>
 
 #include <gtest/gtest.h>
+
+#include "json_generator.h"
 
 namespace tandem {
 namespace {
@@ -14,9 +17,13 @@ class Recorder {
  public:
   bool null() { return add("null"); }
   bool boolean(bool value) { return add(value ? "true" : "false"); }
-  bool number_integer(int64_t value) { return add("number " + std::to_string(value)); }
-  bool number_unsigned(uint64_t value) { return add("number " + std::to_string(value)); }
-  bool number_float(double /*value*/, const std::string& text) { return add("number " + text); }
+  bool number_integer(int64_t value) { return add("integer " + std::to_string(value)); }
+  bool number_unsigned(uint64_t value) { return add("unsigned " + std::to_string(value)); }
+  bool number_float(double value, const std::string& text) {
+    char exact[32];
+    std::snprintf(exact, sizeof(exact), "%.17g", value);
+    return add("float " + text + " = " + exact);
+  }
   bool string(std::string& value) { return add("string " + value); }
   bool binary(nlohmann::json::binary_t& /*value*/) { return add("binary"); }
   bool start_object(size_t /*size*/) { return add("{"); }
@@ -178,126 +185,8 @@ TEST(JsonEventsTest, EdgeCasesReadAsNlohmannReadsThem) {
   }
 }
 
-// A random JSON document with varied escapes, numbers and spacing.
-class Generator {
- public:
-  explicit Generator(uint32_t seed) : random_(seed) {}
-
-  std::string document() {
-    std::string out;
-    value(out, 0);
-    return out;
-  }
-
- private:
-  size_t pick(size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(random_); }
-
-  void space(std::string& out) {
-    static const char* const kSpaces[] = {"", "", "", " ", "\n", "\t ", "\r\n  "};
-    out += kSpaces[pick(7)];
-  }
-
-  void string(std::string& out) {
-    static const char* const kPieces[] = {"a",
-                                          "hello",
-                                          " ",
-                                          "\\n",
-                                          "\\\"",
-                                          "\\\\",
-                                          "\\/",
-                                          "\\u00e9",
-                                          "\\u4e2d",
-                                          "\\ud83d\\ude00",
-                                          "\xc3\xa9",
-                                          "\xe4\xb8\xad",
-                                          "\xf0\x9f\x98\x80",
-                                          "4111 1111 1111 1111",
-                                          "x@y.com",
-                                          "\\t",
-                                          "\\u0001",
-                                          "0",
-                                          "type",
-                                          "text",
-                                          "content"};
-    out += '"';
-    const size_t n = pick(5);
-    for (size_t i = 0; i < n; ++i) {
-      out += kPieces[pick(std::size(kPieces))];
-    }
-    out += '"';
-  }
-
-  void number(std::string& out) {
-    static const char* const kNumbers[] = {"0",
-                                           "-0",
-                                           "7",
-                                           "-12",
-                                           "3.25",
-                                           "1e3",
-                                           "-2E-2",
-                                           "0.5e+10",
-                                           "4111111111111111",
-                                           "99999999999999999999",
-                                           "1.0",
-                                           "-0.0"};
-    out += kNumbers[pick(std::size(kNumbers))];
-  }
-
-  void value(std::string& out, int depth) {
-    const size_t kind = depth > 4 ? 2 + pick(4) : pick(6);
-    switch (kind) {
-      case 0: {
-        out += '{';
-        const size_t n = pick(4);
-        for (size_t i = 0; i < n; ++i) {
-          space(out);
-          string(out);
-          space(out);
-          out += ':';
-          space(out);
-          value(out, depth + 1);
-          space(out);
-          if (i + 1 < n) {
-            out += ',';
-          }
-        }
-        out += '}';
-        break;
-      }
-      case 1: {
-        out += '[';
-        const size_t n = pick(4);
-        for (size_t i = 0; i < n; ++i) {
-          space(out);
-          value(out, depth + 1);
-          space(out);
-          if (i + 1 < n) {
-            out += ',';
-          }
-        }
-        out += ']';
-        break;
-      }
-      case 2:
-        string(out);
-        break;
-      case 3:
-        number(out);
-        break;
-      case 4:
-        out += pick(2) ? "true" : "false";
-        break;
-      default:
-        out += "null";
-        break;
-    }
-  }
-
-  std::mt19937 random_;
-};
-
 TEST(JsonEventsTest, GeneratedDocumentsReadAsNlohmannReadsThem) {
-  Generator generator(20261205);
+  testing::JsonGenerator generator(20261205);
   size_t accepted = 0;
   for (int i = 0; i < 500; ++i) {
     const std::string text = generator.document();
@@ -308,7 +197,7 @@ TEST(JsonEventsTest, GeneratedDocumentsReadAsNlohmannReadsThem) {
 }
 
 TEST(JsonEventsTest, MutatedDocumentsAreRefusedWhereNlohmannRefusesThem) {
-  Generator generator(7);
+  testing::JsonGenerator generator(7);
   std::mt19937 random(11);
   const std::string alphabet =
       std::string("{}[]\",:\\ 0123456789eE.-+utfnlx\x80\xc3\xed\xf4\xff\x01\t") +

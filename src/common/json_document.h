@@ -1,0 +1,19 @@
+#pragma once
+// A JSON text parsed into nlohmann::json through json_events.h: the same document
+// nlohmann::json::parse builds (the same values, number types, key order and duplicate-key
+// rule, the last one kept), without nlohmann's lexer. The gateway parses every request body
+// this way. A test compares the two on generated and mutated texts.
+//
+// Thread-safety: a pure function.
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string_view>
+
+namespace tandem {
+
+// The document, or nullopt when `text` is not exactly one JSON value (json_events.h, which
+// also refuses a NUL byte that nlohmann would take as the end of the text).
+std::optional<nlohmann::json> parse_json_document(std::string_view text);
+
+}  // namespace tandem
