@@ -28,6 +28,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/hex.h"
+
 namespace tandem {
 
 struct JsonEventsResult {
@@ -39,19 +41,6 @@ namespace json_events_detail {
 
 inline bool plain_byte(unsigned char c) {
   return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
-}
-
-inline int hex_digit(char c) {
-  if (c >= '0' && c <= '9') {
-    return c - '0';
-  }
-  if (c >= 'a' && c <= 'f') {
-    return c - 'a' + 10;
-  }
-  if (c >= 'A' && c <= 'F') {
-    return c - 'A' + 10;
-  }
-  return -1;
 }
 
 inline void append_utf8(std::string& out, uint32_t cp) {
@@ -291,7 +280,7 @@ class Reader {
     }
     out = 0;
     for (size_t i = 0; i < 4; ++i) {
-      const int digit = hex_digit(text_[pos_ + i]);
+      const int digit = hex_digit_value(text_[pos_ + i]);
       if (digit < 0) {
         return false;
       }

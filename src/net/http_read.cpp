@@ -46,13 +46,14 @@ awaitable<error_code> parse_or_read(beast::tcp_stream& stream, beast::flat_buffe
   }
 }
 
-}  // namespace
+enum class Until { kHeader, kMessage };
 
+// Steps until the header, or the whole message, is parsed: http::async_read's loop.
 template <bool kIsRequest>
-awaitable<error_code> read_message(beast::tcp_stream& stream, beast::flat_buffer& buffer,
-                                   http::basic_parser<kIsRequest>& parser) {
-  parser.eager(true);
-  while (!parser.is_done()) {
+awaitable<error_code> read_until(beast::tcp_stream& stream, beast::flat_buffer& buffer,
+                                 http::basic_parser<kIsRequest>& parser, Until until) {
+  parser.eager(until == Until::kMessage);  // as Beast's: a whole message parses its body at once
+  while (until == Until::kHeader ? !parser.is_header_done() : !parser.is_done()) {
     const error_code ec = co_await parse_or_read(stream, buffer, parser);
     if (ec) {
       co_return ec;
@@ -61,17 +62,20 @@ awaitable<error_code> read_message(beast::tcp_stream& stream, beast::flat_buffer
   co_return error_code{};
 }
 
+}  // namespace
+
+template <bool kIsRequest>
+awaitable<error_code> read_message(beast::tcp_stream& stream, beast::flat_buffer& buffer,
+                                   http::basic_parser<kIsRequest>& parser) {
+  const error_code ec = co_await read_until(stream, buffer, parser, Until::kMessage);
+  co_return ec;
+}
+
 template <bool kIsRequest>
 awaitable<error_code> read_header(beast::tcp_stream& stream, beast::flat_buffer& buffer,
                                   http::basic_parser<kIsRequest>& parser) {
-  parser.eager(false);
-  while (!parser.is_header_done()) {
-    const error_code ec = co_await parse_or_read(stream, buffer, parser);
-    if (ec) {
-      co_return ec;
-    }
-  }
-  co_return error_code{};
+  const error_code ec = co_await read_until(stream, buffer, parser, Until::kHeader);
+  co_return ec;
 }
 
 template <bool kIsRequest>

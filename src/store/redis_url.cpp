@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "common/hex.h"
 #include "store/redis_client.h"
 
 namespace tandem::store {
@@ -68,18 +69,6 @@ Error url_error(std::string_view url, const std::string& problem) {
 // which never quote it.
 Result<std::string> percent_decode(std::string_view url, std::string_view text,
                                    std::string_view what) {
-  auto hex = [](char c) -> int {
-    if (c >= '0' && c <= '9') {
-      return c - '0';
-    }
-    if (c >= 'a' && c <= 'f') {
-      return c - 'a' + 10;
-    }
-    if (c >= 'A' && c <= 'F') {
-      return c - 'A' + 10;
-    }
-    return -1;
-  };
   std::string out;
   out.reserve(text.size());
   for (size_t i = 0; i < text.size(); ++i) {
@@ -90,8 +79,8 @@ Result<std::string> percent_decode(std::string_view url, std::string_view text,
     if (i + 2 >= text.size()) {
       return url_error(url, "has a bad %-escape in its " + std::string(what));
     }
-    const int high = hex(text[i + 1]);
-    const int low = hex(text[i + 2]);
+    const int high = hex_digit_value(text[i + 1]);
+    const int low = hex_digit_value(text[i + 2]);
     if (high < 0 || low < 0) {
       return url_error(url, "has a bad %-escape in its " + std::string(what));
     }
