@@ -98,10 +98,11 @@ class Reader {
       // A value is expected at pos_: a scalar, or a container's start.
       const char c = peek();
       if (c == '{' || c == '[') {
+        const size_t depth = open.size();
         if (!start_container(handler, open)) {
           return fail();
         }
-        if (!empty_) {
+        if (open.size() > depth) {
           continue;  // opened, not empty: its first value is next
         }
       } else if (!scalar(handler)) {
@@ -153,10 +154,8 @@ class Reader {
     skip_space();
     if (peek() == (object ? '}' : ']')) {
       ++pos_;
-      empty_ = true;
       return object ? handler.end_object() : handler.end_array();
     }
-    empty_ = false;
     open.push_back(object);
     return !object || member_key(handler);
   }
@@ -421,7 +420,6 @@ class Reader {
   std::string_view text_;
   size_t pos_ = 0;
   std::string buffer_;  // the last string, key or number read
-  bool empty_ = false;  // the last container started was empty (and is read whole)
 };
 
 }  // namespace json_events_detail

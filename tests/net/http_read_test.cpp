@@ -8,11 +8,13 @@
 #include <gtest/gtest.h>
 
 #include "common/read_file.h"
+#include "connected_pair.h"
 
 namespace tandem::net {
 namespace {
 
 using boost::system::error_code;
+using testing::connected_pair;
 
 struct ReadCase {
   std::string name;
@@ -141,15 +143,6 @@ awaitable<Outcome> read_case(beast::tcp_stream& stream, const ReadCase& c, bool 
   outcome.error = describe(ec);
   outcome.left = beast::buffers_to_string(buffer.data());
   co_return outcome;
-}
-
-std::pair<tcp::socket, tcp::socket> connected_pair(asio::io_context& io) {
-  tcp::acceptor acceptor(io, tcp::endpoint(asio::ip::address_v4::loopback(), 0));
-  tcp::socket client(io);
-  client.connect(acceptor.local_endpoint());
-  client.set_option(tcp::no_delay(true));
-  tcp::socket server = acceptor.accept();
-  return {std::move(client), std::move(server)};
 }
 
 Outcome run_case(const ReadCase& c, bool beast_reads) {

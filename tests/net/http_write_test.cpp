@@ -7,10 +7,13 @@
 
 #include <gtest/gtest.h>
 
+#include "connected_pair.h"
+
 namespace tandem::net {
 namespace {
 
 using boost::system::error_code;
+using testing::connected_pair;
 
 // The bytes Beast's own serializer writes for `message`.
 template <typename Message>
@@ -67,14 +70,6 @@ TEST(HttpWriteTest, RequestHeadsAreTheBytesBeastWrites) {
 }
 
 // A connected pair of loopback sockets on `io`.
-std::pair<tcp::socket, tcp::socket> connected_pair(asio::io_context& io) {
-  tcp::acceptor acceptor(io, tcp::endpoint(asio::ip::address_v4::loopback(), 0));
-  tcp::socket client(io);
-  client.connect(acceptor.local_endpoint());
-  tcp::socket server = acceptor.accept();
-  return {std::move(client), std::move(server)};
-}
-
 // Reads one whole response from `socket` with Beast's parser.
 StringResponse read_response(tcp::socket& socket) {
   beast::flat_buffer buffer;
