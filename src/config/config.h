@@ -67,6 +67,7 @@ struct ServerConfig {
   size_t max_header_bytes = 16 << 10;
   uint32_t request_timeout_ms = 600000;  // whole request, streaming included
   uint32_t read_timeout_ms = 30000;      // receiving one request
+  uint32_t write_timeout_ms = 30000;     // one write of a response; a client not reading is dropped
   uint32_t shutdown_grace_ms = 30000;    // in-flight requests may finish this long
   size_t max_connections = 1024;         // open client connections; more are refused (503)
   std::vector<ClientKey> api_keys;       // empty: no authentication

@@ -99,6 +99,7 @@ void parse_server(Section s, ServerConfig& out) {
   s.get<size_t>("max_header_bytes", out.max_header_bytes, 1024, size_t{1} << 20);
   s.get<uint32_t>("request_timeout_ms", out.request_timeout_ms, 100);
   s.get<uint32_t>("read_timeout_ms", out.read_timeout_ms, 100);
+  s.get<uint32_t>("write_timeout_ms", out.write_timeout_ms, 100);
   s.get<uint32_t>("shutdown_grace_ms", out.shutdown_grace_ms);
   s.get<size_t>("max_connections", out.max_connections, 1, 1u << 20);
   parse_auth(s.section("auth"), out.auth);

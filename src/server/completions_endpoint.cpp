@@ -16,12 +16,8 @@ namespace {
 // Writes a chat or completions stream as server-sent events.
 class StreamingSink final : public ResponseSink {
  public:
-  StreamingSink(beast::tcp_stream& stream, ApiKind kind, ResponseIds ids, bool include_usage,
-                bool keep_alive)
-      : writer_(stream, keep_alive),
-        kind_(kind),
-        ids_(std::move(ids)),
-        include_usage_(include_usage) {}
+  StreamingSink(SseWriter writer, ApiKind kind, ResponseIds ids, bool include_usage)
+      : writer_(writer), kind_(kind), ids_(std::move(ids)), include_usage_(include_usage) {}
 
   bool began() const { return writer_.began(); }
   bool broken() const { return writer_.broken(); }
@@ -227,7 +223,8 @@ net::awaitable<std::optional<Response>> HttpServer::State::answer(
   context.request_id = ids.id;
   std::exception_ptr failure;  // escaped the gateway's own handling: a 500 or the stream's end
   if (request.stream) {
-    StreamingSink sink(stream, kind, ids, request.include_usage, keep_alive);
+    const SseWriter writer(stream, keep_alive, std::chrono::milliseconds(server.write_timeout_ms));
+    StreamingSink sink(writer, kind, ids, request.include_usage);
     try {
       co_await gateway->execute(std::move(request), std::move(context), sink, cancel);
     } catch (...) {

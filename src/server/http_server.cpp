@@ -376,6 +376,8 @@ net::awaitable<void> HttpServer::State::session(net::tcp::socket socket) {
     std::optional<Response> res =
         co_await answer_request(stream, req, keep_alive, over_capacity, ec, failure);
     if (res) {
+      // A client that takes none of the answer for this long is dropped, not waited for.
+      stream.expires_after(std::chrono::milliseconds(server.write_timeout_ms));
       ec = co_await net::write_message(stream, *res);
     }
     if (ec || !keep_alive || failure) {

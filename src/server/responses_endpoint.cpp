@@ -88,7 +88,8 @@ net::awaitable<std::optional<Response>> HttpServer::State::answer_responses(
   std::optional<Response> res;
   std::optional<FinishedResponse> finished;
   if (request.stream) {
-    ResponsesStreamSink sink(stream, keep_alive, head, responses);
+    const SseWriter writer(stream, keep_alive, std::chrono::milliseconds(server.write_timeout_ms));
+    ResponsesStreamSink sink(writer, head, responses);
     try {
       co_await gateway->execute(std::move(request), std::move(context), sink, cancel);
     } catch (...) {

@@ -23,9 +23,8 @@ struct FinishedResponse {
 
 class ResponsesStreamSink final : public ResponseSink {
  public:
-  ResponsesStreamSink(net::beast::tcp_stream& stream, bool keep_alive, ResponseHead head,
-                      const ResponsesRequest& request)
-      : writer_(stream, keep_alive), events_(std::move(head), request) {}
+  ResponsesStreamSink(SseWriter writer, ResponseHead head, const ResponsesRequest& request)
+      : writer_(writer), events_(std::move(head), request) {}
 
   net::awaitable<bool> begin(const DecisionRecord& record) override;
   net::awaitable<bool> piece(const Piece& piece) override;

@@ -13,8 +13,6 @@ namespace tandem::server {
 namespace http = net::http;
 
 namespace {
-// A reader that stalls this long on one write is dropped.
-constexpr std::chrono::seconds kWriteTimeout{30};
 constexpr std::string_view kChunkEnd = "\r\n";
 }  // namespace
 
@@ -28,7 +26,7 @@ net::awaitable<bool> SseWriter::headers(const std::string& tier) {
   res.chunked(true);
   const std::string head = net::message_head(res);
   const std::array<std::string_view, 1> parts{head};
-  stream_.expires_after(kWriteTimeout);
+  stream_.expires_after(write_timeout_);
   const boost::system::error_code ec = co_await net::write_parts(stream_, parts);
   began_ = true;
   broken_ = static_cast<bool>(ec);
@@ -41,7 +39,7 @@ net::awaitable<bool> SseWriter::write(const std::string& event) {
   }
   const std::string size = net::chunk_size_line(event.size());
   const std::array<std::string_view, 3> parts{size, event, kChunkEnd};
-  stream_.expires_after(kWriteTimeout);
+  stream_.expires_after(write_timeout_);
   const boost::system::error_code ec = co_await net::write_parts(stream_, parts);
   broken_ = static_cast<bool>(ec);
   co_return !broken_;
@@ -56,7 +54,7 @@ net::awaitable<void> SseWriter::end(bool done_marker) {
   const std::span<const std::string_view> parts =
       done_marker ? std::span<const std::string_view>(with_done)
                   : std::span<const std::string_view>(with_done).last(1);
-  stream_.expires_after(kWriteTimeout);
+  stream_.expires_after(write_timeout_);
   const boost::system::error_code ec = co_await net::write_parts(stream_, parts);
   broken_ = broken_ || static_cast<bool>(ec);
 }

@@ -3,6 +3,7 @@
 // event, then the end. What chat completions and the Responses API stream through.
 // Thread-safety: one stream's coroutine at a time, like the session that owns the socket.
 
+#include <chrono>
 #include <string>
 
 #include "net/asio.h"
@@ -11,8 +12,10 @@ namespace tandem::server {
 
 class SseWriter {
  public:
-  SseWriter(net::beast::tcp_stream& stream, bool keep_alive)
-      : stream_(stream), keep_alive_(keep_alive) {}
+  // A reader that takes none of a write for `write_timeout` is dropped (server.write_timeout_ms).
+  SseWriter(net::beast::tcp_stream& stream, bool keep_alive,
+            std::chrono::milliseconds write_timeout)
+      : stream_(stream), keep_alive_(keep_alive), write_timeout_(write_timeout) {}
 
   // 200, text/event-stream, chunked, X-Tandem-Tier. False: the client is gone.
   net::awaitable<bool> headers(const std::string& tier);
@@ -28,6 +31,7 @@ class SseWriter {
  private:
   net::beast::tcp_stream& stream_;
   bool keep_alive_;
+  std::chrono::milliseconds write_timeout_;
   bool began_ = false;
   bool broken_ = false;
 };

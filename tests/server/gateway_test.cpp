@@ -1,7 +1,11 @@
 // `tandem serve`'s gateway end to end on loopback: the real edge model, llama.cpp's
 // llama-server as a real cloud tier, and the fault-injecting upstream for every failure.
 
+#include <array>
+
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/socket.h>
 
 #include "server/responses.h"
 #include "test_harness.h"
@@ -655,6 +659,61 @@ TEST(GatewayFaultTest, ClientDisconnectBeforeTheFirstByteCancelsTheUpstreamReque
     EXPECT_TRUE(eventually([&] { return fault.stats()["open_connections"].get<int>() == 0; }))
         << (stream ? "streaming" : "non-streaming");
   }
+}
+
+// Found by review: nothing bounded the write of an answer, so a client that sent a request and
+// then stopped reading held its connection, and the answer's memory, for as long as it stayed.
+TEST(GatewayFaultTest, AClientThatStopsReadingIsDroppedAfterTheWriteTimeout) {
+  FaultUpstream fault;
+  GatewayUnderTest gateway(
+      "server:\n  write_timeout_ms: 300\n" +
+          with_upstreams(upstream_yaml("f", fault.base_url(), "c", "fault-oversized",
+                                       "      max_response_bytes: 104857600\n")),
+      /*with_edge=*/false);
+  for (const bool stream : {false, true}) {
+    const std::string mode = stream ? "streaming" : "non-streaming";
+    asio::io_context ioc;
+    net::tcp::socket socket(ioc);
+    socket.open(net::tcp::v4());
+    // A small window; the answer (64 MiB) is far larger than what the kernel buffers on both
+    // sides hold (the gateway's send buffer grows to 4 MiB by default).
+    socket.set_option(asio::socket_base::receive_buffer_size(4096));
+    socket.connect(net::tcp::endpoint(asio::ip::make_address("127.0.0.1"), gateway.port()));
+    const std::string body = chat("c", "hi", 4, stream).dump();
+    const std::string req =
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: "
+        "application/json\r\nContent-Length: " +
+        std::to_string(body.size()) + "\r\n\r\n" + body;
+    asio::write(socket, asio::buffer(req));
+    // The answer has begun to arrive; then the client reads nothing for far past 300 ms.
+    ASSERT_TRUE(eventually([&] { return socket.available() > 0; })) << mode;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    // What is left in the buffers comes, then the end, well before the 30 s idle timeout. A
+    // gateway still waiting to write would send the whole answer now and keep the connection.
+    const int fd = socket.native_handle();
+    std::string head;
+    size_t received = 0;
+    bool closed = false;
+    std::array<char, 65536> buffer{};
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!closed && std::chrono::steady_clock::now() < deadline) {
+      pollfd readable{fd, POLLIN, 0};
+      if (::poll(&readable, 1, 100) <= 0) {
+        continue;
+      }
+      const ssize_t n = ::recv(fd, buffer.data(), buffer.size(), 0);
+      closed = n <= 0;
+      if (n > 0) {
+        received += static_cast<size_t>(n);
+        head.append(buffer.data(), std::min<size_t>(static_cast<size_t>(n), 64 - head.size()));
+      }
+    }
+    EXPECT_TRUE(head.starts_with("HTTP/1.1 200")) << mode << ": " << head;
+    EXPECT_TRUE(closed) << mode << ": still open after " << received << " bytes";
+    EXPECT_LT(received, size_t{16} << 20) << mode;
+  }
+  // The gateway still serves.
+  EXPECT_EQ(post(gateway.port(), "/v1/chat/completions", chat("c", "hi", 4)).status, 200);
 }
 
 TEST(GatewayFaultTest, GracefulShutdownFinishesInFlightStreams) {
