@@ -5,6 +5,7 @@
 #include <openssl/evp.h>
 
 #include "common/json_depth.h"
+#include "common/json_document.h"
 
 namespace tandem::server {
 namespace {
@@ -104,10 +105,11 @@ std::variant<EmbeddingsRequest, ApiError> parse_embeddings_request(std::string_v
     return invalid_request("the request body nests arrays and objects deeper than " +
                            std::to_string(kMaxJsonDepth) + " levels");
   }
-  const json body = json::parse(text, nullptr, false);
-  if (body.is_discarded() || !body.is_object()) {
+  const std::optional<json> document = parse_json_document(text);
+  if (!document || !document->is_object()) {
     return invalid_request("the request body must be a JSON object");
   }
+  const json& body = *document;
   EmbeddingsRequest out;
   const auto model = body.find("model");
   if (model == body.end() || !model->is_string() || model->get<std::string>().empty()) {

@@ -484,11 +484,12 @@ std::variant<CompletionRequest, ApiError> parse_route_request(std::string_view t
     return invalid_request("the request body nests arrays and objects deeper than " +
                            std::to_string(kMaxJsonDepth) + " levels");
   }
-  json parsed = json::parse(text, nullptr, false);
-  if (parsed.is_discarded() || !parsed.is_object()) {
+  std::optional<json> document = parse_json_document(text);
+  if (!document || !document->is_object()) {
     return invalid_request(
         "the body must be a JSON object: a chat (messages) or completions (prompt) request");
   }
+  json& parsed = *document;
   if (!parsed.contains("model")) {
     parsed["model"] = default_model;
   }

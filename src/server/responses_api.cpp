@@ -7,6 +7,8 @@
 #include <array>
 #include <utility>
 
+#include "common/json_document.h"
+
 namespace tandem::server {
 
 using json = nlohmann::json;
@@ -392,12 +394,12 @@ ResponsesRequest parse_checked(const json& body, bool default_store,
 
 std::variant<ResponsesRequest, ApiError> parse_responses_request(
     std::string_view body, bool default_store, const ServedNatively& served_natively) {
-  const json parsed = json::parse(body, nullptr, false);
-  if (parsed.is_discarded() || !parsed.is_object()) {
+  const std::optional<json> document = parse_json_document(body);
+  if (!document || !document->is_object()) {
     return invalid_request("the request body must be a JSON object");
   }
   try {
-    return parse_checked(parsed, default_store, served_natively);
+    return parse_checked(*document, default_store, served_natively);
   } catch (const BadField& bad) {
     return invalid_request(bad.param + ": " + bad.message, bad.param);
   } catch (const json::exception& e) {

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <chrono>
 
+#include "common/json_document.h"
 #include "server/gateway_util.h"
 #include "server/openai_request.h"
 #include "server/responses.h"
@@ -109,13 +110,14 @@ ApiResponse get_review(Gateway& gateway, const std::string& id) {
 
 ApiResponse answer_review(Gateway& gateway, const std::string& id, const std::string& body,
                           const std::string& default_reviewer, bool reject) {
-  const json parsed = json::parse(body, nullptr, false);
+  const std::optional<json> document = parse_json_document(body);
   const char* field = reject ? "note" : "answer";
-  if (parsed.is_discarded() || !parsed.is_object() || !parsed.contains(field) ||
-      !parsed[field].is_string()) {
+  if (!document || !document->is_object() || !document->contains(field) ||
+      !(*document)[field].is_string()) {
     return error_response_body(invalid_request(
         std::string("the body must be a JSON object with a string '") + field + "'", field));
   }
+  const json& parsed = *document;
   std::string reviewer = default_reviewer;
   if (parsed.contains("reviewer")) {
     if (!parsed["reviewer"].is_string()) {

@@ -131,6 +131,33 @@ TEST(SecurityGatewayTest, ThePublicHealthDoesNotRepeatUpstreamErrors) {
   EXPECT_TRUE(open.health()["cloud"]["upstreams"][0].contains("last_error"));
 }
 
+// Found by review: nlohmann's parser takes a NUL byte as the end of the text, so a body of one
+// JSON value, a NUL byte and anything at all was accepted as that value on the Responses,
+// embeddings, route and review endpoints. Every JSON body is now read whole.
+TEST(SecurityGatewayTest, EveryJsonBodyIsReadWholePastANulByte) {
+  FaultUpstream fault;
+  GatewayUnderTest gateway(cloud_yaml(fault), /*with_edge=*/false);
+  const std::string garbage = std::string(1, '\0') + "{not json";
+  const std::vector<Endpoint> bodies = {
+      {"POST", "/v1/chat/completions", chat("fast", "hi", 2).dump()},
+      {"POST", "/v1/completions", R"({"model":"fast","prompt":"hi","max_tokens":2})"},
+      {"POST", "/v1/responses", R"({"model":"fast","input":"hi"})"},
+      {"POST", "/v1/embeddings", R"({"model":"fast","input":"hi"})"},
+      {"POST", "/v1/tandem/route", R"({"messages":[{"role":"user","content":"hi"}]})"},
+      {"POST", "/v1/tandem/reviews/rev_0123/answer", R"({"answer":"yes"})"},
+  };
+  for (const Endpoint& endpoint : bodies) {
+    SCOPED_TRACE(endpoint.target);
+    const HttpResult r = request(gateway.port(), endpoint.method, endpoint.target,
+                                 endpoint.body + garbage, {{"Content-Type", "application/json"}});
+    EXPECT_EQ(r.status, 400) << r.body;
+    const json error = r.json_body()["error"];
+    EXPECT_EQ(error["type"], "invalid_request_error") << r.body;
+    // The body's own fault, not one the value without the garbage would have drawn too.
+    EXPECT_NE(error["message"].get<std::string>().find("JSON"), std::string::npos) << r.body;
+  }
+}
+
 TEST(SecurityGatewayTest, RequestsBeyondTheLimitsAreRefusedNamingTheLimit) {
   GatewayUnderTest gateway(
       "server:\n  max_body_bytes: 4096\n  max_header_bytes: 2048\n"
