@@ -617,11 +617,7 @@ TEST(GatewayFaultTest, ClientDisconnectCancelsTheUpstreamRequest) {
     socket.connect(net::tcp::endpoint(asio::ip::make_address("127.0.0.1"), gateway.port()));
     // 2,000 pieces at 100 ms: left alone the stream would run until total_ms (60 s), far past
     // the waits below, so only a cancel can end it in time.
-    const std::string body = chat("s", "hi", 2000, true).dump();
-    const std::string req =
-        "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: "
-        "application/json\r\nContent-Length: " +
-        std::to_string(body.size()) + "\r\n\r\n" + body;
+    const std::string req = raw_chat_request(chat("s", "hi", 2000, true));
     asio::write(socket, asio::buffer(req));
     char buf[512];
     socket.read_some(asio::buffer(buf));  // the stream has started
@@ -648,11 +644,7 @@ TEST(GatewayFaultTest, ClientDisconnectBeforeTheFirstByteCancelsTheUpstreamReque
       asio::io_context ioc;
       net::tcp::socket socket(ioc);
       socket.connect(net::tcp::endpoint(asio::ip::make_address("127.0.0.1"), gateway.port()));
-      const std::string body = chat("h", "hi", 8, stream).dump();
-      const std::string req =
-          "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: "
-          "application/json\r\nContent-Length: " +
-          std::to_string(body.size()) + "\r\n\r\n" + body;
+      const std::string req = raw_chat_request(chat("h", "hi", 8, stream));
       asio::write(socket, asio::buffer(req));
       ASSERT_TRUE(eventually([&] { return fault.stats()["open_connections"].get<int>() == 1; }));
     }  // the client goes away while the upstream hangs
@@ -679,11 +671,7 @@ TEST(GatewayFaultTest, AClientThatStopsReadingIsDroppedAfterTheWriteTimeout) {
     // sides hold (the gateway's send buffer grows to 4 MiB by default).
     socket.set_option(asio::socket_base::receive_buffer_size(4096));
     socket.connect(net::tcp::endpoint(asio::ip::make_address("127.0.0.1"), gateway.port()));
-    const std::string body = chat("c", "hi", 4, stream).dump();
-    const std::string req =
-        "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: "
-        "application/json\r\nContent-Length: " +
-        std::to_string(body.size()) + "\r\n\r\n" + body;
+    const std::string req = raw_chat_request(chat("c", "hi", 4, stream));
     asio::write(socket, asio::buffer(req));
     // The answer has begun to arrive; then the client reads nothing for far past 300 ms.
     ASSERT_TRUE(eventually([&] { return socket.available() > 0; })) << mode;

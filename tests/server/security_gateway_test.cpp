@@ -200,14 +200,7 @@ class HeldRequest {
     if (ec) {
       return;
     }
-    std::string text =
-        "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
-        "Content-Type: application/json\r\n";
-    for (const auto& [name, value] : headers) {
-      text += name + ": " + value + "\r\n";
-    }
-    const std::string payload = body.dump();
-    text += "Content-Length: " + std::to_string(payload.size()) + "\r\n\r\n" + payload;
+    const std::string text = raw_chat_request(body, headers);
     asio::write(socket_, asio::buffer(text), ec);
   }
   explicit HeldRequest(uint16_t port) : socket_(ioc_) {  // connects, sends nothing

@@ -177,6 +177,19 @@ inline HttpResult post(uint16_t port, const std::string& target, const json& bod
   return request(port, "POST", target, body.dump(), headers);
 }
 
+// A chat completions request as the bytes a client writes, for tests that hold the socket
+// themselves (to stop reading, or to leave mid-answer).
+inline std::string raw_chat_request(const json& body,
+                                    const std::map<std::string, std::string>& headers = {}) {
+  std::string text =
+      "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n";
+  for (const auto& [name, value] : headers) {
+    text += name + ": " + value + "\r\n";
+  }
+  const std::string payload = body.dump();
+  return text + "Content-Length: " + std::to_string(payload.size()) + "\r\n\r\n" + payload;
+}
+
 inline uint16_t free_port() {
   asio::io_context ioc;
   net::tcp::acceptor acceptor(ioc, net::tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
