@@ -83,20 +83,6 @@ void append_escaped_control(std::string& out, unsigned char c) {
   out.append(escaped, sizeof(escaped));
 }
 
-// A decoded character is valid UTF-8 only in its shortest form and outside the surrogates.
-bool valid_character(uint32_t cp, size_t length) {
-  switch (length) {
-    case 2:
-      return cp >= 0x80;
-    case 3:
-      return cp >= 0x800 && (cp < 0xd800 || cp > 0xdfff);
-    case 4:
-      return cp >= 0x10000 && cp <= 0x10ffff;
-    default:
-      return false;
-  }
-}
-
 }  // namespace
 
 void append_json_string(std::string& out, std::string_view text) {
@@ -118,9 +104,8 @@ void append_json_string(std::string& out, std::string_view text) {
       ++i;
       continue;
     }
-    uint32_t cp = 0;
-    const size_t length = decode_utf8(text, i, cp);
-    if (valid_character(cp, length)) {
+    const size_t length = utf8_sequence(text, i);
+    if (length > 0) {
       out.append(text.data() + i, length);
       i += length;
     } else {

@@ -1,10 +1,12 @@
 #pragma once
-// Decoding one UTF-8 character, for the scanners that read prompts byte by byte (prompt
-// features, the task model's n-grams). Invalid bytes decode as U+FFFD one at a time, so any
-// input stays linear and nothing throws.
+// UTF-8 one character at a time: decoding, for the scanners that read prompts byte by byte
+// (prompt features, the task model's n-grams), where invalid bytes decode as U+FFFD one at a
+// time, so any input stays linear and nothing throws; checking a sequence is well-formed, and
+// encoding, for the JSON reader and writer.
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace tandem {
@@ -55,6 +57,49 @@ inline size_t decode_utf8(std::string_view text, size_t i, uint32_t& cp) {
     cp = (cp << 6) | (next & 0x3fu);
   }
   return length;
+}
+
+// Appends the character `cp` (at most U+10FFFF) as UTF-8.
+inline void append_utf8(std::string& out, uint32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+// The length of the well-formed UTF-8 sequence at text[at] (RFC 3629's table: no overlong
+// forms, no surrogates, nothing above U+10FFFF), or 0.
+inline size_t utf8_sequence(std::string_view text, size_t at) {
+  const auto byte = [&](size_t i) -> unsigned {
+    return at + i < text.size() ? static_cast<unsigned char>(text[at + i]) : 0x100;
+  };
+  const auto in = [](unsigned b, unsigned lo, unsigned hi) { return b >= lo && b <= hi; };
+  const unsigned b0 = byte(0);
+  if (in(b0, 0xC2, 0xDF)) {
+    return in(byte(1), 0x80, 0xBF) ? 2 : 0;
+  }
+  if (in(b0, 0xE0, 0xEF)) {
+    const unsigned lo = b0 == 0xE0 ? 0xA0 : 0x80;
+    const unsigned hi = b0 == 0xED ? 0x9F : 0xBF;
+    return in(byte(1), lo, hi) && in(byte(2), 0x80, 0xBF) ? 3 : 0;
+  }
+  if (in(b0, 0xF0, 0xF4)) {
+    const unsigned lo = b0 == 0xF0 ? 0x90 : 0x80;
+    const unsigned hi = b0 == 0xF4 ? 0x8F : 0xBF;
+    return in(byte(1), lo, hi) && in(byte(2), 0x80, 0xBF) && in(byte(3), 0x80, 0xBF) ? 4 : 0;
+  }
+  return 0;
 }
 
 }  // namespace tandem

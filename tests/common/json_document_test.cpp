@@ -42,10 +42,10 @@ TEST(JsonDocumentTest, DocumentsAreTheOnesNlohmannBuilds) {
   }
   EXPECT_GT(compared, 200U);
   // Duplicate keys keep the last value, as nlohmann does; numbers keep their kinds.
-  const auto dup = parse_json_document(R"({"a":1,"b":[2,-3,4.5,18446744073709551615],"a":"x"})");
+  constexpr std::string_view kDuplicates = R"({"a":1,"b":[2,-3,4.5,18446744073709551615],"a":"x"})";
+  const auto dup = parse_json_document(kDuplicates);
   ASSERT_TRUE(dup.has_value());
-  EXPECT_EQ(typed(*dup),
-            typed(nlohmann::json::parse(R"({"a":1,"b":[2,-3,4.5,18446744073709551615],"a":"x"})")));
+  EXPECT_EQ(typed(*dup), typed(nlohmann::json::parse(kDuplicates)));
   EXPECT_EQ((*dup)["a"], "x");
   EXPECT_FALSE(parse_json_document("{\"a\":1} x").has_value());
 }

@@ -74,41 +74,36 @@ class JsonGenerator {
     out += kNumbers[pick(std::size(kNumbers))];
   }
 
+  // An object of up to 3 members or an array of up to 3 elements, space around every token.
+  void container(std::string& out, int depth, bool object) {
+    out += object ? '{' : '[';
+    const size_t n = pick(4);
+    for (size_t i = 0; i < n; ++i) {
+      space(out);
+      if (object) {
+        string(out);
+        space(out);
+        out += ':';
+        space(out);
+      }
+      value(out, depth + 1);
+      space(out);
+      if (i + 1 < n) {
+        out += ',';
+      }
+    }
+    out += object ? '}' : ']';
+  }
+
   void value(std::string& out, int depth) {
     const size_t kind = depth > 4 ? 2 + pick(4) : pick(6);
     switch (kind) {
-      case 0: {
-        out += '{';
-        const size_t n = pick(4);
-        for (size_t i = 0; i < n; ++i) {
-          space(out);
-          string(out);
-          space(out);
-          out += ':';
-          space(out);
-          value(out, depth + 1);
-          space(out);
-          if (i + 1 < n) {
-            out += ',';
-          }
-        }
-        out += '}';
+      case 0:
+        container(out, depth, /*object=*/true);
         break;
-      }
-      case 1: {
-        out += '[';
-        const size_t n = pick(4);
-        for (size_t i = 0; i < n; ++i) {
-          space(out);
-          value(out, depth + 1);
-          space(out);
-          if (i + 1 < n) {
-            out += ',';
-          }
-        }
-        out += ']';
+      case 1:
+        container(out, depth, /*object=*/false);
         break;
-      }
       case 2:
         string(out);
         break;
