@@ -216,7 +216,7 @@ net::awaitable<EmbeddingsAnswer> ask_cloud_upstreams(Gateway& gateway,
   const CloudTry attempt = [&](upstream::Upstream& u) -> net::awaitable<CloudAttempt> {
     upstream::EmbeddingsCall call;
     call.public_model = request.model;
-    call.body = request.cloud_body;
+    call.body = &request.cloud_body;
     call.inputs = request.inputs.size();
     call.egress = Gateway::egress(record, "embeddings");
     auto result = co_await u.embed(call, cancel);

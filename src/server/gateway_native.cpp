@@ -52,7 +52,7 @@ net::awaitable<std::optional<upstream::UpstreamFailure>> Gateway::cloud_native(
     Run& run, upstream::Upstream& u, const std::string& model, CloudResult& result) {
   upstream::ResponsesCall call;
   call.public_model = model;
-  call.body = run.request.responses_body;
+  call.body = &run.request.responses_body;
   call.stream = run.request.stream;
   call.egress = egress(run.record, "answer");
   // response.created and response.in_progress wait for the first output: a retry after them

@@ -347,7 +347,7 @@ net::awaitable<std::optional<upstream::UpstreamFailure>> Gateway::cloud_in_chat(
   upstream::CloudRequest cloud;
   cloud.kind = request.kind;
   cloud.public_model = model;
-  cloud.body = request.cloud_body;
+  cloud.body = &request.cloud_body;
   cloud.stream = request.stream;
   cloud.egress = egress(run.record, "answer");
   bool model_seen = false;
@@ -456,7 +456,7 @@ net::awaitable<std::variant<Gateway::CloudAnswer, ApiError>> Gateway::cloud_answ
     upstream::CloudRequest cloud;
     cloud.kind = kind;
     cloud.public_model = model;
-    cloud.body = body;
+    cloud.body = &body;
     cloud.stream = false;
     cloud.egress = egress(record, purpose);
     answer = CloudAnswer{};

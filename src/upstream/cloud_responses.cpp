@@ -197,13 +197,13 @@ net::awaitable<std::optional<UpstreamFailure>> Upstream::respond(const Responses
 
 net::awaitable<std::optional<UpstreamFailure>> Upstream::attempt_responses(
     const ResponsesCall& call, const ResponsesSink& sink, CancelSignal& cancel, bool& delivered) {
-  json body = call.body;
-  body["stream"] = call.stream;
+  std::vector<JsonMember> members = {{"stream", call.stream ? "true" : "false"}};
   // GCC 12 mis-handles temporaries in co_await arguments: every argument is named.
   const std::string path = "/responses";
   const std::string& model = config_.models.at(call.public_model);
   const char* accept = call.stream ? "text/event-stream" : "application/json";
-  auto opened = co_await post(path, std::move(body), model, call.egress, accept, cancel);
+  auto opened =
+      co_await post(path, *call.body, std::move(members), model, call.egress, accept, cancel);
   if (auto* failed = std::get_if<UpstreamFailure>(&opened)) {
     co_return std::move(*failed);
   }

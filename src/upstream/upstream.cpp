@@ -163,16 +163,16 @@ net::awaitable<std::optional<UpstreamFailure>> Upstream::attempt(const CloudRequ
                                                                  const EventSink& sink,
                                                                  CancelSignal& cancel,
                                                                  bool& delivered) {
-  nlohmann::json body = request.body;
-  body["stream"] = request.stream;
+  std::vector<JsonMember> members = {{"stream", request.stream ? "true" : "false"}};
   if (request.stream) {
-    body["stream_options"] = {{"include_usage", true}};
+    members.push_back({"stream_options", R"({"include_usage":true})"});
   }
   // GCC 12 mis-handles temporaries in co_await arguments: every argument is named.
   const std::string path = request.kind == ApiKind::kChat ? "/chat/completions" : "/completions";
   const std::string& model = config_.models.at(request.public_model);
   const char* accept = request.stream ? "text/event-stream" : "application/json";
-  auto opened = co_await post(path, std::move(body), model, request.egress, accept, cancel);
+  auto opened =
+      co_await post(path, *request.body, std::move(members), model, request.egress, accept, cancel);
   if (auto* failed = std::get_if<UpstreamFailure>(&opened)) {
     co_return std::move(*failed);
   }
@@ -311,9 +311,9 @@ net::awaitable<std::optional<UpstreamFailure>> Upstream::attempt_embeddings(
     const EmbeddingsCall& call, CancelSignal& cancel, CloudEmbeddings& answer) {
   const std::string path = "/embeddings";
   const std::string& model = config_.embeddings_models.at(call.public_model);
-  nlohmann::json body = call.body;
-  auto opened =
-      co_await post(path, std::move(body), model, call.egress, "application/json", cancel);
+  std::vector<JsonMember> members;
+  auto opened = co_await post(path, *call.body, std::move(members), model, call.egress,
+                              "application/json", cancel);
   if (auto* failed = std::get_if<UpstreamFailure>(&opened)) {
     co_return std::move(*failed);
   }
@@ -333,13 +333,16 @@ net::awaitable<std::optional<UpstreamFailure>> Upstream::attempt_embeddings(
   co_return std::nullopt;
 }
 
-net::awaitable<Upstream::Opened> Upstream::post(const std::string& path, nlohmann::json body,
+net::awaitable<Upstream::Opened> Upstream::post(const std::string& path, const nlohmann::json& body,
+                                                std::vector<JsonMember> members,
                                                 const std::string& model, EgressSend send,
                                                 const char* accept, CancelSignal& cancel) {
-  body["model"] = model;
   send.upstream = config_.name;
   send.model = model;
-  std::string body_bytes = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string model_json;
+  append_json_string(model_json, model);
+  members.push_back({"model", model_json});
+  std::string body_bytes = dump_object_with(body, std::move(members));
   auto admitted = co_await guard_->admit(std::move(body_bytes), send);
   if (auto* refused = std::get_if<EgressRefusal>(&admitted)) {
     UpstreamFailure f =

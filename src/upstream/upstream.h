@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/cancel.h"
+#include "common/json_document_writer.h"
 #include "config/config.h"
 #include "net/asio.h"
 #include "upstream/circuit_breaker.h"
@@ -29,7 +30,9 @@ namespace tandem::upstream {
 struct CloudRequest {
   ApiKind kind = ApiKind::kChat;
   std::string public_model;  // the name the client used; mapped per upstream
-  nlohmann::json body;       // OpenAI request body; model and streaming fields are set here
+  // The OpenAI request body, borrowed: the caller keeps it until the call returns. Model and
+  // streaming fields are written over it in each attempt's body, never set in it.
+  const nlohmann::json* body = nullptr;
   // Stream from the upstream (the client streams) or take one JSON answer (it does not: one
   // parse instead of one per token, and the whole answer can still be retried elsewhere).
   bool stream = true;
@@ -40,8 +43,9 @@ struct CloudRequest {
 // One request to an upstream's OpenAI embeddings endpoint (POST base_url/embeddings).
 struct EmbeddingsCall {
   std::string public_model;  // the name the client used; mapped per upstream
-  nlohmann::json body;       // the client's OpenAI request body; `model` is set here
-  size_t inputs = 0;         // the inputs it carries: the answer must hold a vector for each
+  // The client's OpenAI request body, borrowed as CloudRequest's; `model` is written over it.
+  const nlohmann::json* body = nullptr;
+  size_t inputs = 0;  // the inputs it carries: the answer must hold a vector for each
   // Why and for whom: every attempt's exact body passes the egress guard with it.
   EgressSend egress;
 };
@@ -60,7 +64,9 @@ struct CloudEmbeddings {
 // with `api: responses`: the client's own Responses request, built-in tools and all.
 struct ResponsesCall {
   std::string public_model;  // the name the client used; mapped per upstream through `models`
-  nlohmann::json body;       // the Responses request body; `model` and `stream` are set here
+  // The Responses request body, borrowed as CloudRequest's; `model` and `stream` are written
+  // over it.
+  const nlohmann::json* body = nullptr;
   // Stream from the upstream (the client streams) or take the whole Response at once.
   bool stream = true;
   // Why and for whom: every attempt's exact body passes the egress guard with it.
@@ -194,13 +200,14 @@ class Upstream {
                                                                         const ResponsesSink& sink,
                                                                         CancelSignal& cancel,
                                                                         bool& delivered);
-  // POSTs `body`, with `model` set, to `path` through the egress guard and opens the answer:
-  // a refusal, a failure to connect or a non-2xx status (its body read for the message) is
-  // the failure. The caller registers cancellation on the exchange it gets.
+  // POSTs `body`, with `members` and `model` written over it (json_document_writer.h), to
+  // `path` through the egress guard and opens the answer: a refusal, a failure to connect or
+  // a non-2xx status (its body read for the message) is the failure. The caller registers
+  // cancellation on the exchange it gets.
   using Opened = std::variant<std::unique_ptr<HttpExchange>, UpstreamFailure>;
-  net::awaitable<Opened> post(const std::string& path, nlohmann::json body,
-                              const std::string& model, EgressSend send, const char* accept,
-                              CancelSignal& cancel);
+  net::awaitable<Opened> post(const std::string& path, const nlohmann::json& body,
+                              std::vector<JsonMember> members, const std::string& model,
+                              EgressSend send, const char* accept, CancelSignal& cancel);
   // A non-streamed answer's whole JSON text, or the failure (another Content-Type, a read error).
   using Body = std::variant<std::string, UpstreamFailure>;
   net::awaitable<Body> read_json(HttpExchange& exchange);
