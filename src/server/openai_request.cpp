@@ -63,8 +63,14 @@ bool boolean(const json& body, const char* key) {
   return value.get<bool>();
 }
 
-bool present(const json& body, const char* key) {
-  return body.contains(key) && !body.at(key).is_null();
+// Looked up through the map's transparent comparator: no key string is built per lookup.
+bool present(const json& body, std::string_view key) {
+  if (!body.is_object()) {
+    return false;
+  }
+  const auto& object = body.get_ref<const json::object_t&>();
+  const auto it = object.find(key);
+  return it != object.end() && !it->second.is_null();
 }
 
 // Message content: a string, or an array of parts of which text parts are joined.

@@ -126,6 +126,23 @@ TEST(JsonWriterTest, KeysAndValuesOfEveryLengthAndKindReadBack) {
   EXPECT_EQ(json::parse(text), expected) << text;
 }
 
+// The short path judges each byte with a table: every byte value, at every place of a short
+// text, must be written as the escaping path writes it.
+TEST(JsonWriterTest, EveryByteAtEveryPlaceOfAShortTextIsJudgedAlike) {
+  for (size_t length = 1; length <= 20; ++length) {
+    for (size_t at = 0; at < length; ++at) {
+      for (int byte = 0; byte < 256; ++byte) {
+        std::string text(length, 'k');
+        text[at] = static_cast<char>(byte);
+        std::string expected;
+        append_json_string(expected, text);
+        ASSERT_EQ(written([&](JsonWriter& w) { w.string(text); }), expected)
+            << "length " << length << ", byte " << byte << " at " << at;
+      }
+    }
+  }
+}
+
 TEST(JsonWriterTest, NumbersReadBackExactly) {
   for (const double value : {0.0, 1.0, -2.5, 0.1, 104.516938, 1e-7, 3.0e21, 1.0 / 3.0}) {
     const std::string text = written([&](JsonWriter& w) { w.number(value); });
