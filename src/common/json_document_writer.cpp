@@ -75,7 +75,11 @@ std::string dump_object_with(const json& object, std::vector<JsonMember> members
     out.key(next->key).raw(next->json);
     ++next;
   };
-  for (const auto& [key, value] : object.get_ref<const json::object_t&>()) {
+  // A null document is an empty object, as `object[key] = value` makes it; any other value
+  // that is not an object throws nlohmann's type_error, as that assignment did.
+  static const json::object_t kEmpty;
+  const json::object_t& own = object.is_null() ? kEmpty : object.get_ref<const json::object_t&>();
+  for (const auto& [key, value] : own) {
     while (next != members.end() && next->key < key) {
       write_member();
     }

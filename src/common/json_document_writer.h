@@ -27,8 +27,8 @@ struct JsonMember {
 
 // `object` as nlohmann would dump it after `object[key] = value` for each of `members`: a
 // member of the same key is replaced, a new one takes its place in the sorted key order. The
-// members' keys are distinct.
-// `object` must be a JSON object.
+// members' keys are distinct. A null `object` is an empty one; any other value that is not an
+// object throws nlohmann's type_error, as the assignment would.
 std::string dump_object_with(const nlohmann::json& object, std::vector<JsonMember> members);
 
 }  // namespace tandem

@@ -53,6 +53,9 @@ TEST(JsonDocumentWriterTest, MembersAreWrittenOverTheObjectInItsKeyOrder) {
   EXPECT_EQ(dump_object_with(body, members), nlohmann_dump(expected));
   EXPECT_EQ(dump_object_with(json::object(), {{"model", R"("m")"}}), R"({"model":"m"})");
   EXPECT_EQ(dump_object_with(body, {}), nlohmann_dump(body));
+  // What `document[key] = value` does to a document that is not an object.
+  EXPECT_EQ(dump_object_with(json(), {{"model", R"("m")"}}), R"({"model":"m"})");
+  EXPECT_THROW(dump_object_with(json::array(), {{"model", R"("m")"}}), json::type_error);
 }
 
 TEST(JsonDocumentWriterTest, GeneratedObjectsWithMembersMatchNlohmann) {
