@@ -112,6 +112,16 @@ std::string l2_text(double l2) {
   return std::isinf(l2) ? std::string("prior-only") : fixed(l2, 0);
 }
 
+// " -0.046 [-0.069, -0.024]" (with a sign); blank when not measured.
+std::string interval_text(const std::optional<eval::Interval>& interval) {
+  if (!interval) {
+    return std::string(26, ' ');
+  }
+  auto signed_text = [](double value) { return (value >= 0 ? "+" : "") + fixed(value); };
+  return " " + signed_text(interval->estimate) + " [" + signed_text(interval->low) + ", " +
+         signed_text(interval->high) + "]";
+}
+
 void print_left_out(const eval::LeftOutReport& report, const eval::LeftOutReport* prior) {
   if (report.slices.empty()) {
     return;
@@ -120,8 +130,10 @@ void print_left_out(const eval::LeftOutReport& report, const eval::LeftOutReport
       "left out one %s at a time (fitted on the rest; APGR on the left-out rows; random 0.500;"
       " '*' = below the best baseline; slices under %zu rows not counted):\n",
       report.by.c_str(), eval::kMinSliceRows);
-  std::printf("  %-44s %6s %5s %7s %7s %7s %7s\n", "source / task", "rows", "net", "router",
-              prior != nullptr ? "prior" : "", "length", "best");
+  std::printf(
+      "  %-44s %6s %5s %7s %7s %7s %7s  %s\n", "source / task", "rows", "net", "router",
+      prior != nullptr ? "prior" : "", "length", "best",
+      report.noise_draws > 0 ? "router - length [95% interval]  router - best [95% interval]" : "");
   // One row per slice; `prior_slices` are the prior's figures for the same slices, if any.
   auto print_rows = [](const std::vector<eval::SliceResult>& slices,
                        const std::vector<eval::SliceResult>* prior_slices, bool mixed) {
@@ -136,11 +148,13 @@ void print_left_out(const eval::LeftOutReport& report, const eval::LeftOutReport
       const std::string note = mixed              ? "  (mixed traffic)"
                                : !slice.counted() ? " (not counted)"
                                                   : "";
-      std::printf("  %-44s %6zu %5ld %7s %7s %7s %7s%s%s\n",
+      std::printf("  %-44s %6zu %5ld %7s %7s %7s %7s%s%s%s\n",
                   (slice.source + " / " + (mixed ? "all tasks" : slice.task)).substr(0, 44).c_str(),
                   slice.rows, slice.net_gap_rows, text(slice.model).c_str(), prior_text.c_str(),
                   text(slice.length).c_str(), text(slice.best_baseline()).c_str(),
-                  below ? " *" : "", note.c_str());
+                  below ? " *" : "  ",
+                  (interval_text(slice.versus_length) + interval_text(slice.versus_best)).c_str(),
+                  note.c_str());
     }
   };
   print_rows(report.slices, prior != nullptr ? &prior->slices : nullptr, false);
@@ -150,6 +164,16 @@ void print_left_out(const eval::LeftOutReport& report, const eval::LeftOutReport
       "on %zu of %zu\n",
       report.counted, fixed(report.mean_model).c_str(), fixed(report.mean_length).c_str(),
       fixed(report.mean_best_baseline).c_str(), report.at_least_baseline, report.counted);
+  if (report.noise_draws > 0) {
+    std::printf("  beyond chance (%zu paired resamples of each slice's rows, 95%%):\n",
+                report.noise_draws);
+    for (const auto& [name, summary] :
+         {std::pair{"length", &report.versus_length}, {"the best baseline", &report.versus_best}}) {
+      std::printf("    router - %s: below on %zu of %zu slices, above on %zu; mean%s\n", name,
+                  summary->below, report.counted, summary->above,
+                  interval_text(summary->mean).c_str());
+    }
+  }
   if (report.mean_incumbent) {
     std::printf("  the shipped weights on the same slices: mean %s\n",
                 fixed(*report.mean_incumbent).c_str());

@@ -69,16 +69,6 @@ std::vector<double> gains_of(const std::vector<const Sample*>& rows, const FitOp
   return cross_fitted(copy, kEdgeTier, fit, true);
 }
 
-Interval percentile_interval(double estimate, std::vector<double> draws) {
-  std::sort(draws.begin(), draws.end());
-  auto at = [&](double q) {
-    const auto i = static_cast<size_t>(std::clamp(q * static_cast<double>(draws.size() - 1), 0.0,
-                                                  static_cast<double>(draws.size() - 1)));
-    return draws[i];
-  };
-  return {estimate, at(0.025), at(0.975)};
-}
-
 ordered_json hindsight_json(const HindsightShares& h) {
   auto share = [](const std::optional<double>& v) {
     return v ? ordered_json(round6(*v)) : ordered_json(nullptr);

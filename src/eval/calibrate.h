@@ -15,6 +15,7 @@
 #include "common/result.h"
 #include "config/config.h"
 #include "config/config_editor.h"
+#include "eval/bootstrap.h"
 #include "eval/calibration.h"
 #include "eval/samples.h"
 
@@ -32,12 +33,6 @@ struct CalibrateOptions {
   uint64_t seed = 0;
   size_t bootstrap = 1000;
   config::CascadeConfig base;  // what the calibration starts from (the current configuration)
-};
-
-struct Interval {
-  double estimate = 0;
-  double low = 0;  // 2.5th percentile of the bootstrap
-  double high = 0;
 };
 
 struct RealizedPoint {  // the calibrated cascade applied to a set of rows, as the server would

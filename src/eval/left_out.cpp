@@ -1,7 +1,14 @@
 #include "eval/left_out.h"
 
 #include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <iterator>
+#include <limits>
 #include <map>
+#include <random>
+#include <string_view>
 #include <utility>
 
 #include "eval/curve.h"
@@ -43,6 +50,110 @@ SliceResult score_slice(const ExampleRefs& rows, const std::vector<double>& mode
   slice.length = apgr_of(length_need, rows);
   slice.turns = apgr_of(turns_need, rows);
   return slice;
+}
+
+// FNV-1a: a slice's own random stream, the same whatever other slices are measured.
+uint64_t name_hash(std::string_view name) {
+  uint64_t hash = 14695981039346656037ull;
+  for (const char c : name) {
+    hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  }
+  return hash;
+}
+
+// One slice's rows and the model's scores of them, as measure_noise() resamples them.
+struct ScoredRows {
+  ExampleRefs rows;
+  std::vector<double> need;
+};
+
+// What a resample is compared on: the model against the length heuristic, and against the
+// best baseline.
+constexpr size_t kVersusLength = 0;
+constexpr size_t kVersusBest = 1;
+using Differences = std::array<double, 2>;
+
+// Both differences on `picked` rows of the slice; NaN where a curve is undefined.
+Differences differences_on(const ScoredRows& slice, const std::vector<size_t>& picked) {
+  ExampleRefs rows;
+  std::vector<double> model_need;
+  std::vector<double> length_need;
+  std::vector<double> turns_need;
+  for (const size_t i : picked) {
+    rows.push_back(slice.rows[i]);
+    model_need.push_back(slice.need[i]);
+    length_need.push_back(slice.rows[i]->chars);
+    turns_need.push_back(slice.rows[i]->turns);
+  }
+  const auto model = apgr_of(model_need, rows);
+  const auto length = apgr_of(length_need, rows);
+  const auto turns = apgr_of(turns_need, rows);
+  if (!model || !length || !turns) {
+    constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+    return {kNaN, kNaN};
+  }
+  return {*model - *length, *model - std::max({*length, *turns, 0.5})};
+}
+
+// Both differences on each of `draws` resamples of the slice.
+std::vector<Differences> resampled_differences(const ScoredRows& slice, size_t draws,
+                                               uint64_t seed) {
+  std::mt19937_64 random(seed);
+  std::uniform_int_distribution<size_t> pick(0, slice.rows.size() - 1);
+  std::vector<size_t> picked(slice.rows.size());
+  std::vector<Differences> out;
+  out.reserve(draws);
+  for (size_t b = 0; b < draws; ++b) {
+    for (auto& i : picked) {
+      i = pick(random);
+    }
+    out.push_back(differences_on(slice, picked));
+  }
+  return out;
+}
+
+// The slice's difference from one baseline (kVersusLength or kVersusBest); nullopt where the
+// slice has no curve.
+std::optional<double> estimate_of(const SliceResult& slice, size_t versus) {
+  if (!slice.model || !slice.best_baseline()) {
+    return std::nullopt;
+  }
+  return *slice.model - (versus == kVersusLength ? *slice.length : *slice.best_baseline());
+}
+
+// The interval of one difference from its draws; nullopt when none is defined.
+std::optional<Interval> interval_of(const SliceResult& slice, const std::vector<Differences>& draws,
+                                    size_t versus) {
+  const auto estimate = estimate_of(slice, versus);
+  std::vector<double> defined;
+  for (const Differences& d : draws) {
+    if (!std::isnan(d[versus])) {
+      defined.push_back(d[versus]);
+    }
+  }
+  if (!estimate || defined.empty()) {
+    return std::nullopt;
+  }
+  return percentile_interval(*estimate, defined);
+}
+
+void set_intervals(SliceResult& slice, const std::vector<Differences>& draws) {
+  slice.versus_length = interval_of(slice, draws, kVersusLength);
+  slice.versus_best = interval_of(slice, draws, kVersusBest);
+}
+
+// Adds a counted slice to a summary: its side of 0, and its draws to the mean's.
+void add_to_summary(NoiseSummary& summary, const std::optional<Interval>& interval, double estimate,
+                    const std::vector<Differences>& draws, size_t versus,
+                    std::vector<double>& mean_draws) {
+  if (interval) {
+    summary.below += interval->below_zero() ? 1 : 0;
+    summary.above += interval->above_zero() ? 1 : 0;
+  }
+  for (size_t b = 0; b < draws.size(); ++b) {
+    // A resample without a curve counts at the slice's own difference.
+    mean_draws[b] += std::isnan(draws[b][versus]) ? estimate : draws[b][versus];
+  }
 }
 
 }  // namespace
@@ -113,6 +224,7 @@ LeftOutReport leave_one_out(const std::vector<TrainingExample>& examples, const 
   }
   LeftOutReport report;
   report.by = by;
+  report.need.assign(examples.size(), std::numeric_limits<double>::quiet_NaN());
   // Mixed traffic: per source, its rows and their scores by the model fitted without them.
   std::map<std::string, std::pair<ExampleRefs, std::vector<double>>> sources;
   for (const auto& [group, slices] : groups) {
@@ -130,6 +242,7 @@ LeftOutReport leave_one_out(const std::vector<TrainingExample>& examples, const 
       std::vector<double> need;
       for (const TrainingExample* row : rows) {
         need.push_back(model.score(row->features));
+        report.need[static_cast<size_t>(row - examples.data())] = need.back();
         auto& [mixed_rows, mixed_need] = sources[row->source];
         mixed_rows.push_back(row);
         mixed_need.push_back(need.back());
@@ -158,6 +271,66 @@ LeftOutReport leave_one_out(const std::vector<TrainingExample>& examples, const 
     report.mean_best_baseline /= n;
   }
   return report;
+}
+
+void measure_noise(LeftOutReport& report, const std::vector<TrainingExample>& examples,
+                   size_t draws, uint64_t seed) {
+  if (draws == 0 || report.need.size() != examples.size()) {
+    return;
+  }
+  // The rows of each slice and of each source's mixed traffic, as leave_one_out() scored them.
+  std::map<std::string, ScoredRows> slices;
+  std::map<std::string, ScoredRows> sources;
+  for (size_t i = 0; i < examples.size(); ++i) {
+    if (std::isnan(report.need[i])) {
+      continue;
+    }
+    const TrainingExample& row = examples[i];
+    for (ScoredRows* scored : {&slices[row.source + "/" + row.task], &sources[row.source]}) {
+      scored->rows.push_back(&row);
+      scored->need.push_back(report.need[i]);
+    }
+  }
+  report.noise_draws = draws;
+  report.versus_length = {};
+  report.versus_best = {};
+  std::vector<double> length_draws(draws, 0.0);
+  std::vector<double> best_draws(draws, 0.0);
+  for (SliceResult& slice : report.slices) {
+    const std::string name = slice.source + "/" + slice.task;
+    const auto found = slices.find(name);
+    if (found == slices.end()) {
+      continue;
+    }
+    const auto differences = resampled_differences(found->second, draws, seed ^ name_hash(name));
+    set_intervals(slice, differences);
+    if (slice.counted()) {
+      add_to_summary(report.versus_length, slice.versus_length, *estimate_of(slice, kVersusLength),
+                     differences, kVersusLength, length_draws);
+      add_to_summary(report.versus_best, slice.versus_best, *estimate_of(slice, kVersusBest),
+                     differences, kVersusBest, best_draws);
+    }
+  }
+  for (SliceResult& slice : report.mixed) {
+    const auto found = sources.find(slice.source);
+    if (found != sources.end()) {
+      set_intervals(slice, resampled_differences(found->second, draws,
+                                                 seed ^ name_hash(slice.source + "/(all)")));
+    }
+  }
+  if (report.counted > 0) {
+    const auto n = static_cast<double>(report.counted);
+    auto mean_of = [n](std::vector<double> sums) {
+      for (double& d : sums) {
+        d /= n;
+      }
+      return sums;
+    };
+    report.versus_length.mean =
+        percentile_interval(report.mean_model - report.mean_length, mean_of(length_draws));
+    report.versus_best.mean =
+        percentile_interval(report.mean_model - report.mean_best_baseline, mean_of(best_draws));
+  }
 }
 
 }  // namespace tandem::eval

@@ -52,13 +52,34 @@ nlohmann::ordered_json optional_number(const std::optional<double>& value) {
   return value ? number(*value) : nlohmann::ordered_json(nullptr);
 }
 
+// {estimate, low, high} (the 95% bootstrap interval), or null when not measured.
+nlohmann::ordered_json interval_json(const std::optional<Interval>& interval) {
+  if (!interval) {
+    return nullptr;
+  }
+  return {{"estimate", number(interval->estimate)},
+          {"low", number(interval->low)},
+          {"high", number(interval->high)}};
+}
+
 nlohmann::ordered_json summary_json(const LeftOutReport& report) {
-  return {{"slices_counted", report.counted},
-          {"mean_apgr", number(report.mean_model)},
-          {"mean_length_apgr", number(report.mean_length)},
-          {"mean_best_baseline_apgr", number(report.mean_best_baseline)},
-          {"slices_at_least_best_baseline", report.at_least_baseline},
-          {"mean_incumbent_apgr", optional_number(report.mean_incumbent)}};
+  nlohmann::ordered_json out = {{"slices_counted", report.counted},
+                                {"mean_apgr", number(report.mean_model)},
+                                {"mean_length_apgr", number(report.mean_length)},
+                                {"mean_best_baseline_apgr", number(report.mean_best_baseline)},
+                                {"slices_at_least_best_baseline", report.at_least_baseline},
+                                {"mean_incumbent_apgr", optional_number(report.mean_incumbent)}};
+  if (report.noise_draws > 0) {
+    auto summary = [&](const NoiseSummary& s) {
+      return nlohmann::ordered_json{{"resamples", report.noise_draws},
+                                    {"slices_below_beyond_chance", s.below},
+                                    {"slices_above_beyond_chance", s.above},
+                                    {"mean", interval_json(s.mean)}};
+    };
+    out["versus_length"] = summary(report.versus_length);
+    out["versus_best_baseline"] = summary(report.versus_best);
+  }
+  return out;
 }
 
 }  // namespace
@@ -182,6 +203,8 @@ nlohmann::ordered_json to_json(const LeftOutReport& report) {
                                   {"turns_apgr", optional_number(slice.turns)},
                                   {"best_baseline_apgr", optional_number(slice.best_baseline())},
                                   {"incumbent_apgr", optional_number(slice.incumbent)},
+                                  {"versus_length", interval_json(slice.versus_length)},
+                                  {"versus_best_baseline", interval_json(slice.versus_best)},
                                   {"counted", slice.counted()}};
   };
   auto& slices = out["slices"] = nlohmann::ordered_json::array();

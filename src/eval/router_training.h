@@ -9,8 +9,10 @@
 // regression over standardised features that starts from the framework's prior
 // (router_prior.h) and fits the data's correction under an L2 penalty (router_fit.h). What
 // generalises is measured by leaving one task, then one source, out (left_out.h); the penalty
-// is chosen by the left-out tasks' APGR, never by in-distribution fit. Deterministic: no
-// randomness beyond the seeded, hash-based split. docs/ROUTER_TRAINING.md has the details.
+// is chosen by the left-out tasks' APGR, never by in-distribution fit; each left-out slice's
+// difference from the baselines comes with a paired-bootstrap interval. Deterministic: no
+// randomness beyond the seeded, hash-based split and the seeded bootstrap. docs/ROUTER_TRAINING.md
+// has the details.
 //
 // Thread-safety: free functions without shared state.
 

@@ -369,6 +369,19 @@ TEST(RouterTraining, ReportsEachLeftOutTaskAndSourceBesideTheBaselines) {
   const auto json = to_json(report.value());
   EXPECT_EQ(json["left_out"]["task"]["slices"].size(), 6u);
   EXPECT_TRUE(json["left_out"]["source"].contains("mixed_traffic"));
+  // Each left-out slice's difference from the baselines comes with its bootstrap interval.
+  for (const auto* left_out : {&report->left_out_task, &report->left_out_source}) {
+    EXPECT_GT(left_out->noise_draws, 0u);
+    ASSERT_TRUE(left_out->versus_length.mean.has_value());
+    for (const auto& slice : left_out->slices) {
+      ASSERT_TRUE(slice.versus_best.has_value()) << slice.task;
+      EXPECT_LE(slice.versus_best->low, slice.versus_best->high);
+    }
+  }
+  const auto& noise = json["left_out"]["task"]["versus_length"];
+  EXPECT_EQ(noise["resamples"], report->left_out_task.noise_draws);
+  EXPECT_TRUE(noise["mean"].contains("low"));
+  EXPECT_TRUE(json["left_out"]["task"]["slices"][0]["versus_best_baseline"].contains("high"));
 }
 
 TEST(RouterTraining, PriorOnlyKeepsThePriorsWeights) {
