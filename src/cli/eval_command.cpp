@@ -91,9 +91,10 @@ std::function<int()> add_eval_command(CLI::App& app) {
   cmd->add_option("--edge", flags->edge, "the edge model's name in the traces")->required();
   cmd->add_option("--cloud", flags->cloud, "the cloud model's name in the traces")->required();
   cmd->add_option("--mid", flags->mid, "a middle tier: also evaluate the three-tier cascade");
-  cmd->add_option("--policy", flags->policy,
-                  "one policy: confidence, learned, classifier, combined, length, random or oracle "
-                  "(default: all)");
+  cmd->add_option(
+      "--policy", flags->policy,
+      "one policy: confidence, learned, classifier, combined, gated, length, random or oracle "
+      "(default: all)");
   cmd->add_option("--config", flags->config,
                   "a gateway configuration: its classifier is used and its thresholds' operating "
                   "point reported");

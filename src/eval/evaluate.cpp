@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "eval/calibration.h"
+#include "eval/gated_policy.h"
 #include "eval/samples.h"
 #include "eval/three_tier.h"
 #include "routing/confidence.h"
@@ -46,6 +47,7 @@ struct Scored {
   std::string weights;
   CostModel cost_model;
   std::vector<double> need;
+  std::vector<bool> direct;  // queries never run on the edge (`gated`); empty: none
 };
 
 // The models cross_fitted() will fit for the options (each one per fold): after routing the
@@ -59,7 +61,8 @@ size_t cross_fits(const EvalOptions& options, const SampleSet& set) {
 }
 
 std::vector<Scored> score_policies(const EvalOptions& options, const SampleSet& set,
-                                   PhaseSteps& fits, std::vector<PolicyResult>& unavailable_out) {
+                                   double ingress_threshold, PhaseSteps& fits,
+                                   std::vector<PolicyResult>& unavailable_out) {
   std::vector<Scored> out;
   const auto& samples = set.samples;
   const std::string no_confidence =
@@ -68,7 +71,7 @@ std::vector<Scored> score_policies(const EvalOptions& options, const SampleSet& 
     if (!set.has_confidence) {
       unavailable_out.push_back(unavailable("confidence", no_confidence));
     } else {
-      Scored s{"confidence", "none: the raw signal", CostModel::kCascade, {}};
+      Scored s{"confidence", "none: the raw signal", CostModel::kCascade, {}, {}};
       for (const auto& sample : samples) {
         s.need.push_back(-sample.confidence[kEdgeTier]->mean_logprob);
       }
@@ -90,12 +93,25 @@ std::vector<Scored> score_policies(const EvalOptions& options, const SampleSet& 
     out.push_back({name,
                    options.left_out_tasks ? "cross-fitted (each task left out)"
                                           : "cross-fitted (5 folds by row id)",
-                   CostModel::kCascade, cross_fitted(samples, kEdgeTier, fit, true, fold_by)});
+                   CostModel::kCascade,
+                   cross_fitted(samples, kEdgeTier, fit, true, fold_by),
+                   {}});
     fits.step();
+  }
+  if (wanted(options, "gated")) {
+    if (!set.has_confidence) {
+      unavailable_out.push_back(unavailable("gated", no_confidence));
+    } else {
+      auto gated = gated_scores(samples, ingress_threshold);
+      out.push_back({"gated",
+                     "classifier >= " + std::to_string(ingress_threshold).substr(0, 5) +
+                         " to the cloud, the rest: confidence",
+                     CostModel::kCascade, std::move(gated.need), std::move(gated.direct)});
+    }
   }
   if (wanted(options, "length")) {
     // The peer every prompt-only router must beat: longer prompts to the cloud first.
-    Scored s{"length", "none: the prompt's length", CostModel::kOneTier, {}};
+    Scored s{"length", "none: the prompt's length", CostModel::kOneTier, {}, {}};
     const size_t log_chars = routing::feature_index("log_chars");
     for (const auto& sample : samples) {
       s.need.push_back(sample.signals.features.values[log_chars]);
@@ -108,6 +124,7 @@ std::vector<Scored> score_policies(const EvalOptions& options, const SampleSet& 
                  ? "configured: " + options.config->routing.ingress.model
                  : "shipped (models/router/complexity-default.json)",
              CostModel::kOneTier,
+             {},
              {}};
     for (const auto& sample : samples) {
       s.need.push_back(sample.complexity);
@@ -242,11 +259,15 @@ std::vector<PolicyResult> run_policies(const std::vector<Scored>& scored,
   std::vector<PolicyResult> out;
   for (const auto& s : scored) {
     std::vector<double> need;
+    std::vector<bool> direct;
     need.reserve(subset.size());
     for (size_t i : subset) {
       need.push_back(s.need[i]);
+      direct.push_back(!s.direct.empty() && s.direct[i]);
     }
-    out.push_back(swept(s.name, s.weights, need, picked, s.cost_model));
+    out.push_back(swept(s.name, s.weights, need,
+                        s.direct.empty() ? picked : without_edge_cost(picked, direct),
+                        s.cost_model));
   }
   out.insert(out.end(), unavailable_policies.begin(), unavailable_policies.end());
   // Keep kPolicyNames order whatever was available.
@@ -354,7 +375,7 @@ Status check_policy_name(const EvalOptions& options) {
     return make_error(
         ErrorCode::kInvalidArgument,
         "--policy: unknown policy '" + options.policy +
-            "' (one of confidence, learned, classifier, combined, length, random, oracle)");
+            "' (one of confidence, learned, classifier, combined, gated, length, random, oracle)");
   }
   return {};
 }
@@ -447,7 +468,8 @@ Result<EvalReport> evaluate(const EvalOptions& options, Progress& progress) {
 
   std::vector<PolicyResult> missing;
   PhaseSteps fits(progress, "cross-fitting policies", cross_fits(options, set.value()));
-  const std::vector<Scored> scored = score_policies(options, set.value(), fits, missing);
+  const std::vector<Scored> scored = score_policies(
+      options, set.value(), router.value()->config().ingress.threshold, fits, missing);
   std::vector<size_t> all(samples.size());
   for (size_t i = 0; i < all.size(); ++i) {
     all[i] = i;

@@ -20,9 +20,11 @@ namespace tandem::eval {
 // Policies by name. `confidence`: the raw single-threshold cascade on the edge's own
 // confidence; `learned`: the per-kind calibrated cascade; `classifier`: the ingress classifier
 // alone (prompt only); `combined`: the calibrated cascade with the classifier's score as one
-// more signal; `length` (longer prompts to the cloud first), `random`, `oracle`: baselines.
+// more signal; `gated`: the default pattern, the classifier's gate at its configured threshold
+// in front of the raw cascade (gated_policy.h); `length` (longer prompts to the cloud first),
+// `random`, `oracle`: baselines.
 inline constexpr const char* kPolicyNames[] = {"confidence", "learned", "classifier", "combined",
-                                               "length",     "random",  "oracle"};
+                                               "gated",      "length",  "random",     "oracle"};
 
 struct EvalOptions {
   std::vector<std::string> data;  // files or directories

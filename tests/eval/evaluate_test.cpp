@@ -58,7 +58,7 @@ TEST(Evaluate, EveryPolicyByDefaultAndTasksOnRequest) {
   auto report = evaluate(o);
   ASSERT_TRUE(report) << report.error().message;
   for (const char* name :
-       {"confidence", "learned", "classifier", "combined", "length", "random", "oracle"}) {
+       {"confidence", "learned", "classifier", "combined", "gated", "length", "random", "oracle"}) {
     EXPECT_TRUE(find(report->policies, name).available) << name;
   }
   EXPECT_EQ(find(report->policies, "learned").weights, "cross-fitted (5 folds by row id)");
@@ -119,6 +119,32 @@ TEST(Evaluate, ConfigReportsTheOperatingPoint) {
   for (const char* key : {"quality", "quality_vs_cloud", "cloud_share", "cost_usd"}) {
     EXPECT_TRUE(j["operating"].contains(key)) << key;
   }
+}
+
+// The default pattern as a policy: the classifier's gate in front of the raw cascade.
+PolicyResult gated_with_threshold(const std::string& threshold) {
+  EvalOptions o = tiny("gated");
+  auto config = config::parse_config(
+      "routing:\n  pattern: ingress\n  ingress: {threshold: " + threshold + "}\n", "test.yaml");
+  EXPECT_TRUE(config) << config.error().message;
+  o.config = config.value();
+  auto report = evaluate(o);
+  EXPECT_TRUE(report) << report.error().message;
+  return find(report->policies, "gated");
+}
+
+TEST(Evaluate, GatedIsTheCascadeWhenTheGateTakesNothingAndOneTierWhenItTakesAll) {
+  // No score reaches 1: nothing is gated, and the curve is the confidence cascade's.
+  const PolicyResult nothing = gated_with_threshold("1");
+  EXPECT_NEAR(nothing.summary.apgr.value(), 0.3, 1e-9);
+  EXPECT_NEAR(nothing.curve.back().cost, 55.0, 1e-9);  // the edge always, the cloud on top
+  // Every score reaches 0: every query goes to the cloud first as one group, a straight line
+  // from all-edge, and none pays the edge.
+  const PolicyResult all = gated_with_threshold("0");
+  ASSERT_EQ(all.curve.size(), 2u);
+  EXPECT_NEAR(all.summary.apgr.value(), 0.5, 1e-9);
+  EXPECT_NEAR(all.curve.back().cost, 50.0, 1e-9);
+  EXPECT_NE(all.weights.find("classifier >= 0"), std::string::npos) << all.weights;
 }
 
 TEST(Evaluate, CollaborationCannotBeReplayedFromAnswers) {
