@@ -16,6 +16,9 @@
 #   common-sense.txt                   the task model's training report (each pair file left
 #                                      out), the shipped classifier with a task model trained
 #                                      without each file, and the golden pairs
+#   default-gate.txt                   the default pattern (`gated`: the ingress gate in front of
+#                                      the cascade) at several gate widths, per pair, beside
+#                                      the cascade alone: how wide the default gate may be
 #   learned-vs-confidence.json         only with ROUTING_QUALITY_NOISE=1 (about a minute
 #                                      more): how much of learned - confidence is noise
 # The JSON files are `tandem eval --json` with the per-point curves removed (the SVGs draw
@@ -204,7 +207,7 @@ echo "  calibration-transfer.json" >&2
 python3 - "$out" "${pairs[@]}" <<'PY' >"$out/tables.md"
 import json, sys
 out, pairs = sys.argv[1], [p.split() for p in sys.argv[2:]]
-policies = ["confidence", "learned", "classifier", "combined", "random", "oracle"]
+policies = ["confidence", "learned", "classifier", "combined", "gated", "random", "oracle"]
 tasks = ["gsm8k", "medmcqa", "mmlu", "triviaqa", "truthfulqa"]
 def f(v, digits=3):
     return "–" if v is None else f"{v:.{digits}f}"
@@ -245,8 +248,8 @@ for edge, cloud, _ in pairs:
     print(f"| {edge} -> {cloud} | " + " | ".join(f"{x:+.3f}" for x in d) + " |")
 
 print("\n### llama3.1-8b -> llama3.1-405b, each task file evaluated on its own (per-task plots)\n")
-print("| task | confidence | learned | classifier | combined | random | oracle |")
-print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+print("| task | " + " | ".join(policies) + " |")
+print("| --- | " + " | ".join("---:" for _ in policies) + " |")
 for task in tasks:
     r = json.load(open(f"{out}/llama3.1-8b-llama3.1-405b-{task}.json"))
     vals = [(r["policies"].get(n) or r["baselines"].get(n))["apgr"] for n in policies]
@@ -259,7 +262,8 @@ print(f"edge quality {r['edge_quality']:.3f}, mid quality {r['mid_quality']:.3f}
 print(head)
 for name in policies:
     s = r["policies"].get(name) or r["baselines"].get(name)
-    print(row("3b -> 405b" if name == "confidence" else "", name, s))
+    if s is not None:
+        print(row("3b -> 405b" if name == "confidence" else "", name, s))
 print(row("3b -> 8b -> 405b", "three_tier", r["three_tier"]))
 at = r.get("three_tier_at_95_derived")
 if at:
@@ -318,7 +322,41 @@ for pair in "${pairs[@]}"; do
 done
 echo "  left-out-cascade.txt" >&2
 
-# 6c. Common sense: prompt pairs where one is plainly harder (the task model's training data,
+# 6c. How wide the default pattern's ingress gate may be: `gated` (the classifier's picks to the
+# cloud first, the raw cascade for the rest) at several gate widths, beside the cascade alone,
+# for every edge of the cascade traces (the 1B edge too: the closest to an on-device model).
+gate_pairs=("llama3.2-1b llama3.1-405b llama" "${pairs[@]}")
+gate_config=$(mktemp --suffix=.yaml)
+{
+  echo "APGR / saved@95 (cost saved at 95% of the cloud's quality) on the union of the 5 tasks"
+  printf '%-28s' "gate (ingress.cloud_share)"
+  for pair in "${gate_pairs[@]}"; do
+    read -r edge cloud _ <<<"$pair"
+    printf ' | %-24s' "$edge -> $cloud"
+  done
+  echo
+  for share in none 0.01 0.02 0.05 0.1 0.3; do
+    printf '%-28s' "$share"
+    for pair in "${gate_pairs[@]}"; do
+      read -r edge cloud family <<<"$pair"
+      mapfile -t files < <(files_of "$family")
+      policy=gated
+      [[ $share == none ]] && policy=confidence
+      printf 'cloud:\n  upstreams:\n    - {name: c, base_url: "http://127.0.0.1:9/v1", models: {m: m}}\nrouting: {ingress: {cloud_share: %s}}\n' \
+        "${share/none/0.3}" >"$gate_config"
+      figures=$("$tandem" eval --data "${files[@]}" --edge "$edge" --cloud "$cloud" \
+        --policy "$policy" --config "$gate_config" --json --no-progress |
+        jq -r --arg p "$policy" '.policies[$p] | "\(.apgr) \(.cost_saved_at_95)"')
+      read -r apgr saved <<<"$figures"
+      printf ' | %-24s' "$(printf '%.3f / %.3f' "$apgr" "$saved")"
+    done
+    echo
+  done
+} >"$out/default-gate.txt"
+rm -f "$gate_config"
+echo "  default-gate.txt" >&2
+
+# 6d. Common sense: prompt pairs where one is plainly harder (the task model's training data,
 # each file left out; then the golden pairs, which nothing is trained on).
 pair_files=("$root"/bench/data/router_dev_pairs*.jsonl)
 task_tmp=$(mktemp)

@@ -102,7 +102,7 @@ struct PairsFlags {
   std::vector<std::string> pairs;
   std::string model;
   std::string task_model;
-  double cloud_share = 0.3;
+  double cloud_share = config::IngressConfig{}.cloud_share;  // the default configuration's
   bool list = false;
   bool json = false;
 };

@@ -44,7 +44,7 @@ struct ModelPair {
 
 // The cloud shares thresholds are suggested for, unless told otherwise.
 inline const std::vector<double>& default_cloud_shares() {
-  static const std::vector<double> shares = {0.1, 0.2, 0.3, 0.4, 0.5};
+  static const std::vector<double> shares = {0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5};
   return shares;
 }
 

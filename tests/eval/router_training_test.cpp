@@ -115,7 +115,7 @@ TEST(RouterTraining, TrainsOnTheSampleWithExpectedCounts) {
   EXPECT_TRUE(std::isfinite(report->holdout.auc));
   EXPECT_TRUE(std::isfinite(report->holdout.log_loss));
   EXPECT_FALSE(report->l2_search.empty());
-  EXPECT_EQ(report->holdout_routing.points.size(), 5u);
+  EXPECT_EQ(report->holdout_routing.points.size(), default_cloud_shares().size());
   for (const auto& point : report->holdout_routing.points) {
     EXPECT_GE(point.cloud_share, 0.0);
     EXPECT_LE(point.cloud_share, 1.0);
@@ -138,14 +138,14 @@ TEST(RouterTraining, TrainsOnTheSampleWithExpectedCounts) {
   EXPECT_EQ(metadata["prior"], "models/router/prior.json");
   EXPECT_EQ(metadata["rows"]["used"], 495);
   EXPECT_EQ(metadata["rows"]["skipped"], 60);
-  EXPECT_EQ(metadata["thresholds"].size(), 5u);
+  EXPECT_EQ(metadata["thresholds"].size(), default_cloud_shares().size());
   EXPECT_EQ(metadata["feature_names"].size(), kFeatureCount);
   EXPECT_TRUE(metadata.contains("created_at"));
   EXPECT_EQ(metadata["version"], std::string(model->version()));
 
   const auto json = to_json(report.value());
   EXPECT_EQ(json["rows"]["skipped"], 60);
-  EXPECT_EQ(json["holdout_routing"]["thresholds"].size(), 5u);
+  EXPECT_EQ(json["holdout_routing"]["thresholds"].size(), default_cloud_shares().size());
 }
 
 TEST(RouterTraining, IsDeterministic) {

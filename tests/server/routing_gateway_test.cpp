@@ -149,10 +149,10 @@ TEST(RoutingGatewayTest, RouteEndpointExplainsWithoutGenerating) {
   EXPECT_GE(e["signals"]["complexity"]["score"].get<double>(), 0.0);
   EXPECT_LE(e["signals"]["complexity"]["score"].get<double>(), 1.0);
   EXPECT_FALSE(e["signals"]["complexity"]["features"].empty());
-  // No threshold configured: the one the shipped weights recorded for a 30 % cloud share.
+  // No threshold configured: the one the shipped weights recorded for the default cloud share.
   double recorded = -1;
   for (const auto& entry : routing::ComplexityModel::builtin().metadata()["thresholds"]) {
-    if (entry["cloud_share"] == 0.3) {
+    if (entry["cloud_share"] == config::IngressConfig{}.cloud_share) {
       recorded = entry["threshold"].get<double>();
     }
   }
