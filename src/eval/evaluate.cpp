@@ -261,11 +261,12 @@ std::vector<PolicyResult> run_policies(const std::vector<Scored>& scored,
     need.reserve(subset.size());
     for (size_t i : subset) {
       need.push_back(s.need[i]);
-      direct.push_back(!s.direct.empty() && s.direct[i]);
+      if (!s.direct.empty()) {
+        direct.push_back(s.direct[i]);
+      }
     }
     out.push_back(swept(s.name, s.weights, need,
-                        s.direct.empty() ? picked : without_edge_cost(picked, direct),
-                        s.cost_model));
+                        direct.empty() ? picked : without_edge_cost(picked, direct), s.cost_model));
   }
   out.insert(out.end(), unavailable_policies.begin(), unavailable_policies.end());
   // Keep kPolicyNames order whatever was available.

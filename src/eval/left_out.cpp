@@ -8,9 +8,9 @@
 #include <limits>
 #include <map>
 #include <random>
-#include <string_view>
 #include <utility>
 
+#include "common/hash.h"
 #include "eval/curve.h"
 
 namespace tandem::eval {
@@ -52,13 +52,9 @@ SliceResult score_slice(const ExampleRefs& rows, const std::vector<double>& mode
   return slice;
 }
 
-// FNV-1a: a slice's own random stream, the same whatever other slices are measured.
-uint64_t name_hash(std::string_view name) {
-  uint64_t hash = 14695981039346656037ull;
-  for (const char c : name) {
-    hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
-  }
-  return hash;
+// A slice's name: one task of one source.
+std::string slice_key(const std::string& source, const std::string& task) {
+  return source + "/" + task;
 }
 
 // One slice's rows and the model's scores of them, as measure_noise() resamples them.
@@ -179,11 +175,11 @@ void compare_incumbent(LeftOutReport& report, const std::vector<TrainingExample>
                        const routing::ComplexityModel& incumbent) {
   std::map<std::string, ExampleRefs> slices;
   for (const auto& example : examples) {
-    slices[example.source + "/" + example.task].push_back(&example);
+    slices[slice_key(example.source, example.task)].push_back(&example);
   }
   double sum = 0;
   for (auto& slice : report.slices) {
-    const ExampleRefs& rows = slices[slice.source + "/" + slice.task];
+    const ExampleRefs& rows = slices[slice_key(slice.source, slice.task)];
     std::vector<double> need;
     for (const TrainingExample* row : rows) {
       need.push_back(incumbent.score(row->features));
@@ -220,7 +216,7 @@ LeftOutReport leave_one_out(const std::vector<TrainingExample>& examples, const 
                             const ModelFitter& fit) {
   std::map<std::string, std::map<std::string, ExampleRefs>> groups;  // group -> slice -> rows
   for (const auto& example : examples) {
-    groups[group_of(example, by)][example.source + "/" + example.task].push_back(&example);
+    groups[group_of(example, by)][slice_key(example.source, example.task)].push_back(&example);
   }
   LeftOutReport report;
   report.by = by;
@@ -286,7 +282,7 @@ void measure_noise(LeftOutReport& report, const std::vector<TrainingExample>& ex
       continue;
     }
     const TrainingExample& row = examples[i];
-    for (ScoredRows* scored : {&slices[row.source + "/" + row.task], &sources[row.source]}) {
+    for (ScoredRows* scored : {&slices[slice_key(row.source, row.task)], &sources[row.source]}) {
       scored->rows.push_back(&row);
       scored->need.push_back(report.need[i]);
     }
@@ -297,12 +293,13 @@ void measure_noise(LeftOutReport& report, const std::vector<TrainingExample>& ex
   std::vector<double> length_draws(draws, 0.0);
   std::vector<double> best_draws(draws, 0.0);
   for (SliceResult& slice : report.slices) {
-    const std::string name = slice.source + "/" + slice.task;
+    const std::string name = slice_key(slice.source, slice.task);
     const auto found = slices.find(name);
     if (found == slices.end()) {
       continue;
     }
-    const auto differences = resampled_differences(found->second, draws, seed ^ name_hash(name));
+    // Seeded by the slice's name: its draws are the same whatever other slices are measured.
+    const auto differences = resampled_differences(found->second, draws, seed ^ fnv1a64(name));
     set_intervals(slice, differences);
     if (slice.counted()) {
       add_to_summary(report.versus_length, slice.versus_length, *estimate_of(slice, kVersusLength),
@@ -315,7 +312,7 @@ void measure_noise(LeftOutReport& report, const std::vector<TrainingExample>& ex
     const auto found = sources.find(slice.source);
     if (found != sources.end()) {
       set_intervals(slice, resampled_differences(found->second, draws,
-                                                 seed ^ name_hash(slice.source + "/(all)")));
+                                                 seed ^ fnv1a64(slice_key(slice.source, "(all)"))));
     }
   }
   if (report.counted > 0) {
