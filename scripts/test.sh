@@ -8,9 +8,10 @@
 #   fuzz build, fuzz         every fuzz target for TANDEM_FUZZ_SECONDS (default 30) each (fuzz.sh).
 # A failed test stage does not stop the later ones, so one run shows every failure; a failed
 # set-up or build stops what depends on it. The last line is the plain summary of everything
-# that ran, `N passed, M failed` (tests, fuzz targets, the format check), and the exit status
-# is non-zero when anything failed. Logs of each stage stay in build/ci/. docs/RELIABILITY.md
-# says what each stage finds and how long it takes.
+# that ran, `N passed, M failed` (tests, fuzz targets, the format check); before it, each failed
+# test is named with the end of its output. The exit status is non-zero when anything failed.
+# Logs of each stage stay in build/ci/. docs/RELIABILITY.md says what each stage finds and how
+# long it takes.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 logs="$root/build/ci"
@@ -21,6 +22,7 @@ failed=0
 skipped=0
 failed_stages=()
 stage_lines=()
+failed_tests=()
 
 # stage NAME COMMAND...: runs COMMAND with its output shown and kept in $logs/NAME.log, then
 # prints the stage line. Returns COMMAND's status.
@@ -53,6 +55,12 @@ count_ctest() {
   passed=$((passed + total - not_passed - skip))
   failed=$((failed + not_passed))
   skipped=$((skipped + skip))
+  # CTest lists each failure after "The following tests FAILED:" as "  N - Name (Failed)".
+  local name
+  while read -r name; do
+    failed_tests+=("$(basename "$log" .log): $name")
+  done < <(sed -n '/The following tests FAILED:/,$p' "$log" |
+    sed -nE 's/^[[:space:]]+[0-9]+ - (.*)$/\1/p')
 }
 
 # Adds fuzz.sh's per-target lines to the totals: one clean target is one pass.
@@ -63,6 +71,16 @@ count_fuzz() {
   if ((clean + bad == 0)); then bad=1; fi # it never got to the targets
   passed=$((passed + clean))
   failed=$((failed + bad))
+}
+
+# failed_test_output LOG "NAME (Failed)": what CTest's --output-on-failure printed under that test,
+# from its result line to the next test's start.
+failed_test_output() {
+  local log=$1 name=${2% (*}
+  awk -v name="$name" '
+    index($0, "Test #") && index($0, ": " name " ") && /\*\*\*|Failed|Timeout|Exception/ { on = 1; next }
+    on && /^ *Start +[0-9]+:/ { exit }
+    on { print }' "$log"
 }
 
 ctest_serial() {
@@ -77,6 +95,13 @@ finish() {
   if ((${#failed_stages[@]} > 0)); then
     echo "failed stages: ${failed_stages[*]}; logs in $logs"
   fi
+  # Named again here, with the end of what each printed, so that the tail of the output alone
+  # says what failed and why.
+  local entry
+  for entry in "${failed_tests[@]}"; do
+    echo "failed test: $entry"
+    failed_test_output "$logs/${entry%%: *}.log" "${entry#*: }" | tail -n 25 | sed 's/^/  | /'
+  done
   local line="$passed passed, $failed failed"
   if ((skipped > 0)); then line+=", $skipped skipped"; fi
   echo "$line"
