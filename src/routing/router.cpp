@@ -1,6 +1,8 @@
 #include "routing/router.h"
 
 #include <algorithm>
+#include <cmath>
+#include <sstream>
 
 namespace tandem::routing {
 namespace {
@@ -27,6 +29,13 @@ PrivacyRules review_rules(const config::ReviewConfig& config) {
   return rules;
 }
 
+// A share as an operator writes it: 0.01, not 0.010000.
+std::string format_share(double share) {
+  std::ostringstream out;
+  out << share;
+  return out.str();
+}
+
 }  // namespace
 
 PrivacyRules privacy_rules(const config::PrivacyConfig& config) {
@@ -36,6 +45,13 @@ PrivacyRules privacy_rules(const config::PrivacyConfig& config) {
 }
 
 Result<double> threshold_for_share(const ComplexityModel& model, double cloud_share) {
+  // The ends need no measurement: no score exceeds 1 and none falls below 0.
+  if (cloud_share <= 0.0) {
+    return std::nextafter(1.0, 2.0);
+  }
+  if (cloud_share >= 1.0) {
+    return 0.0;
+  }
   // The weights file lists (cloud_share, threshold) pairs measured on its training data;
   // thresholds fall as the share grows. Between two pairs, interpolate linearly.
   std::vector<std::pair<double, double>> points;
@@ -53,6 +69,17 @@ Result<double> threshold_for_share(const ComplexityModel& model, double cloud_sh
                       "the classifier's weights record no thresholds for a cloud share");
   }
   std::sort(points.begin(), points.end());
+  // Beyond the recorded shares a threshold was never measured; taking the nearest one would
+  // silently gate a share the operator did not ask for.
+  constexpr double kSlack = 1e-9;
+  if (cloud_share < points.front().first - kSlack || cloud_share > points.back().first + kSlack) {
+    return make_error(
+        ErrorCode::kInvalidArgument,
+        "cloud_share " + format_share(cloud_share) +
+            " is outside the shares the classifier's weights record thresholds for (" +
+            format_share(points.front().first) + " to " + format_share(points.back().first) +
+            ", or 0 and 1)");
+  }
   if (cloud_share <= points.front().first) {
     return points.front().second;
   }

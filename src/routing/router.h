@@ -75,7 +75,8 @@ class Router {
 PrivacyRules privacy_rules(const config::PrivacyConfig& config);
 
 // The classifier threshold that sent `cloud_share` of its training traffic to the cloud (from
-// the weights file's metadata); fails when the file records none.
+// the weights file's metadata, interpolated between recorded shares); 0 gates nothing and 1
+// everything. Fails when the file records none, or when the share lies outside those recorded.
 Result<double> threshold_for_share(const ComplexityModel& model, double cloud_share);
 
 nlohmann::json to_json(const Decision& decision);

@@ -170,6 +170,35 @@ TEST(PolicyRouter, MissingWeightsFileFailsNamingIt) {
   EXPECT_NE(router.error().message.find("/nonexistent/weights.json"), std::string::npos);
 }
 
+TEST(PolicyRouter, ACloudShareOutsideTheRecordedOnesFailsNamingTheRange) {
+  // The shipped weights record thresholds from 1% to 50% of their training traffic.
+  for (const double share : {0.005, 0.7}) {
+    config::RoutingConfig config;
+    config.ingress.cloud_share = share;
+    auto router = Router::create(config);
+    ASSERT_FALSE(router) << share;
+    EXPECT_NE(router.error().message.find("0.01 to 0.5"), std::string::npos)
+        << router.error().message;
+    EXPECT_NE(router.error().message.find("routing.ingress.threshold"), std::string::npos);
+  }
+}
+
+TEST(PolicyRouter, CloudSharesZeroAndOneGateNothingAndEverything) {
+  const auto& model = ComplexityModel::builtin();
+  const auto none = threshold_for_share(model, 0.0);
+  const auto all = threshold_for_share(model, 1.0);
+  ASSERT_TRUE(none && all);
+  EXPECT_GT(none.value(), 1.0);  // no score reaches it
+  EXPECT_EQ(all.value(), 0.0);   // every score does
+  // Between recorded shares the threshold is interpolated, so it falls as the share grows.
+  const auto one = threshold_for_share(model, 0.01);
+  const auto three = threshold_for_share(model, 0.03);
+  const auto five = threshold_for_share(model, 0.05);
+  ASSERT_TRUE(one && three && five);
+  EXPECT_GT(one.value(), three.value());
+  EXPECT_GT(three.value(), five.value());
+}
+
 config::ConfidenceWeights mean_and_min_weights() {
   config::ConfidenceWeights w;
   w.bias = 2.0;
