@@ -9,7 +9,8 @@
 # A failed test stage does not stop the later ones, so one run shows every failure; a failed
 # set-up or build stops what depends on it. The last line is the plain summary of everything
 # that ran, `N passed, M failed` (tests, fuzz targets, the format check); before it, each failed
-# test is named with the end of its output. The exit status is non-zero when anything failed.
+# test is named with the end of its output. A failed test is run once more: it fails only if it
+# fails again, and a test that passed the second time is named as flaky. The exit status is non-zero when anything failed.
 # Logs of each stage stay in build/ci/. docs/RELIABILITY.md says what each stage finds and how
 # long it takes.
 set -euo pipefail
@@ -23,6 +24,7 @@ skipped=0
 failed_stages=()
 stage_lines=()
 failed_tests=()
+retried_tests=()
 
 # stage NAME COMMAND...: runs COMMAND with its output shown and kept in $logs/NAME.log, then
 # prints the stage line. Returns COMMAND's status.
@@ -61,6 +63,17 @@ count_ctest() {
     failed_tests+=("$(basename "$log" .log): $name")
   done < <(sed -n '/The following tests FAILED:/,$p' "$log" |
     sed -nE 's/^[[:space:]]+[0-9]+ - (.*)$/\1/p')
+  # A test that failed once and passed when run again (see ctest_serial) is counted as passed
+  # and named in the summary, so a flaky test stays in sight.
+  while read -r name; do
+    failed_tests_contain "$log" "$name" || retried_tests+=("$(basename "$log" .log): $name")
+  done < <(grep -E '^[0-9 /]*Test +#[0-9]+: ' "$log" | grep -F '***' | grep -vF '***Skipped' |
+    sed -nE 's/^[0-9 /]*Test +#[0-9]+: ([^ ]+) .*/\1/p' | sort -u)
+}
+
+# failed_tests_contain LOG NAME: whether CTest's final list of failures in LOG names NAME.
+failed_tests_contain() {
+  sed -n '/The following tests FAILED:/,$p' "$1" | grep -qF -- " - $2 "
 }
 
 # Adds fuzz.sh's per-target lines to the totals: one clean target is one pass.
@@ -83,10 +96,14 @@ failed_test_output() {
     on { print }' "$log"
 }
 
+# A failed test is run once more: one that fails twice fails the stage, one that passes the
+# second time passes and is named as flaky in the summary.
+readonly retry=(--repeat until-pass:2)
+
 ctest_serial() {
   # Serially: llama.cpp's OpenMP threads spin-wait on their cores, so two model-running test
   # processes on a 2-core machine slow each other down a hundredfold.
-  ctest --test-dir "$root/build" --output-on-failure
+  ctest --test-dir "$root/build" --output-on-failure "${retry[@]}"
 }
 
 finish() {
@@ -101,6 +118,9 @@ finish() {
   for entry in "${failed_tests[@]}"; do
     echo "failed test: $entry"
     failed_test_output "$logs/${entry%%: *}.log" "${entry#*: }" | tail -n 25 | sed 's/^/  | /'
+  done
+  for entry in "${retried_tests[@]}"; do
+    echo "flaky test (failed, then passed when run again): $entry"
   done
   local line="$passed passed, $failed failed"
   if ((skipped > 0)); then line+=", $skipped skipped"; fi
@@ -125,7 +145,7 @@ stage tests ctest_serial || true
 count_ctest "$logs/tests.log"
 
 if stage "asan build" "$root/scripts/sanitize.sh" asan --build-only; then
-  stage "asan tests" "$root/scripts/sanitize.sh" asan --no-build || true
+  stage "asan tests" "$root/scripts/sanitize.sh" asan --no-build "${retry[@]}" || true
   count_ctest "$logs/asan-tests.log"
 else
   failed=$((failed + 1))
