@@ -18,13 +18,16 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 logs="$root/build/ci"
 mkdir -p "$logs"
 
+# The totals and the failed and flaky tests' names (scripts/ci-summary.sh fills them in).
 passed=0
 failed=0
 skipped=0
-failed_stages=()
-stage_lines=()
 failed_tests=()
 retried_tests=()
+failed_stages=()
+stage_lines=()
+# shellcheck source=ci-summary.sh
+source "$root/scripts/ci-summary.sh"
 
 # stage NAME COMMAND...: runs COMMAND with its output shown and kept in $logs/NAME.log, then
 # prints the stage line. Returns COMMAND's status.
@@ -40,60 +43,6 @@ stage() {
   stage_lines+=("$line")
   if ((status != 0)); then failed_stages+=("$name"); fi
   return "$status"
-}
-
-# Adds a CTest log's counts to the totals. CTest counts a skipped test among those "out of N"
-# and lists it under "did not run" as (Skipped).
-count_ctest() {
-  local log=$1 summary total not_passed skip
-  summary=$(grep -E '[0-9]+ tests? failed out of [0-9]+' "$log" | tail -n 1 || true)
-  if [[ -z "$summary" ]]; then
-    failed=$((failed + 1)) # no summary: CTest itself failed, count the stage as one failure
-    return
-  fi
-  total=$(sed -E 's/.* out of ([0-9]+).*/\1/' <<<"$summary")
-  not_passed=$(sed -E 's/.* ([0-9]+) tests? failed out of.*/\1/' <<<"$summary")
-  skip=$(grep -cE '\(Skipped\)$' "$log" || true)
-  passed=$((passed + total - not_passed - skip))
-  failed=$((failed + not_passed))
-  skipped=$((skipped + skip))
-  # CTest lists each failure after "The following tests FAILED:" as "  N - Name (Failed)".
-  local name
-  while read -r name; do
-    failed_tests+=("$(basename "$log" .log): $name")
-  done < <(sed -n '/The following tests FAILED:/,$p' "$log" |
-    sed -nE 's/^[[:space:]]+[0-9]+ - (.*)$/\1/p')
-  # A test that failed once and passed when run again (see ctest_serial) is counted as passed
-  # and named in the summary, so a flaky test stays in sight.
-  while read -r name; do
-    failed_tests_contain "$log" "$name" || retried_tests+=("$(basename "$log" .log): $name")
-  done < <(grep -E '^[0-9 /]*Test +#[0-9]+: ' "$log" | grep -F '***' | grep -vF '***Skipped' |
-    sed -nE 's/^[0-9 /]*Test +#[0-9]+: ([^ ]+) .*/\1/p' | sort -u)
-}
-
-# failed_tests_contain LOG NAME: whether CTest's final list of failures in LOG names NAME.
-failed_tests_contain() {
-  sed -n '/The following tests FAILED:/,$p' "$1" | grep -qF -- " - $2 "
-}
-
-# Adds fuzz.sh's per-target lines to the totals: one clean target is one pass.
-count_fuzz() {
-  local log=$1 clean bad
-  clean=$(grep -cE '^fuzz: [a-z_]+ +[0-9]+ execs' "$log" || true)
-  bad=$(grep -cE '^fuzz: [a-z_]+ FAILED' "$log" || true)
-  if ((clean + bad == 0)); then bad=1; fi # it never got to the targets
-  passed=$((passed + clean))
-  failed=$((failed + bad))
-}
-
-# failed_test_output LOG "NAME (Failed)": what CTest's --output-on-failure printed under that test,
-# from its result line to the next test's start.
-failed_test_output() {
-  local log=$1 name=${2% (*}
-  awk -v name="$name" '
-    index($0, "Test #") && index($0, ": " name " ") && /\*\*\*|Failed|Timeout|Exception/ { on = 1; next }
-    on && /^ *Start +[0-9]+:/ { exit }
-    on { print }' "$log"
 }
 
 # A failed test is run once more: one that fails twice fails the stage, one that passes the
@@ -112,16 +61,7 @@ finish() {
   if ((${#failed_stages[@]} > 0)); then
     echo "failed stages: ${failed_stages[*]}; logs in $logs"
   fi
-  # Named again here, with the end of what each printed, so that the tail of the output alone
-  # says what failed and why.
-  local entry
-  for entry in "${failed_tests[@]}"; do
-    echo "failed test: $entry"
-    failed_test_output "$logs/${entry%%: *}.log" "${entry#*: }" | tail -n 25 | sed 's/^/  | /'
-  done
-  for entry in "${retried_tests[@]}"; do
-    echo "flaky test (failed, then passed when run again): $entry"
-  done
+  print_failures "$logs"
   local line="$passed passed, $failed failed"
   if ((skipped > 0)); then line+=", $skipped skipped"; fi
   echo "$line"
