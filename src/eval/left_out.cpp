@@ -69,26 +69,28 @@ constexpr size_t kVersusLength = 0;
 constexpr size_t kVersusBest = 1;
 using Differences = std::array<double, 2>;
 
-// Both differences on `picked` rows of the slice; NaN where a curve is undefined.
+// The slice's difference from one baseline (kVersusLength or kVersusBest); nullopt where the
+// slice has no curve.
+std::optional<double> estimate_of(const SliceResult& slice, size_t versus) {
+  if (!slice.model || !slice.best_baseline()) {
+    return std::nullopt;
+  }
+  return *slice.model - (versus == kVersusLength ? *slice.length : *slice.best_baseline());
+}
+
+// Both differences on `picked` rows of the slice, scored as the slice itself was; NaN where a
+// curve is undefined.
 Differences differences_on(const ScoredRows& slice, const std::vector<size_t>& picked) {
   ExampleRefs rows;
   std::vector<double> model_need;
-  std::vector<double> length_need;
-  std::vector<double> turns_need;
   for (const size_t i : picked) {
     rows.push_back(slice.rows[i]);
     model_need.push_back(slice.need[i]);
-    length_need.push_back(slice.rows[i]->chars);
-    turns_need.push_back(slice.rows[i]->turns);
   }
-  const auto model = apgr_of(model_need, rows);
-  const auto length = apgr_of(length_need, rows);
-  const auto turns = apgr_of(turns_need, rows);
-  if (!model || !length || !turns) {
-    constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-    return {kNaN, kNaN};
-  }
-  return {*model - *length, *model - std::max({*length, *turns, 0.5})};
+  const SliceResult resampled = score_slice(rows, model_need);
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  return {estimate_of(resampled, kVersusLength).value_or(kNaN),
+          estimate_of(resampled, kVersusBest).value_or(kNaN)};
 }
 
 // Both differences on each of `draws` resamples of the slice.
@@ -106,15 +108,6 @@ std::vector<Differences> resampled_differences(const ScoredRows& slice, size_t d
     out.push_back(differences_on(slice, picked));
   }
   return out;
-}
-
-// The slice's difference from one baseline (kVersusLength or kVersusBest); nullopt where the
-// slice has no curve.
-std::optional<double> estimate_of(const SliceResult& slice, size_t versus) {
-  if (!slice.model || !slice.best_baseline()) {
-    return std::nullopt;
-  }
-  return *slice.model - (versus == kVersusLength ? *slice.length : *slice.best_baseline());
 }
 
 // The interval of one difference from its draws; nullopt when none is defined.
