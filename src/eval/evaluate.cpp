@@ -71,7 +71,7 @@ std::vector<Scored> score_policies(const EvalOptions& options, const SampleSet& 
     } else {
       Scored s{"confidence", "none: the raw signal", CostModel::kCascade, {}, {}};
       for (const auto& sample : samples) {
-        s.need.push_back(-sample.confidence[kEdgeTier]->mean_logprob);
+        s.need.push_back(cascade_need(sample));
       }
       out.push_back(std::move(s));
     }

@@ -11,8 +11,7 @@ GatedScores gated_scores(const std::vector<Sample>& samples, double ingress_thre
   out.direct.reserve(samples.size());
   double highest = std::numeric_limits<double>::lowest();
   for (const auto& sample : samples) {
-    // The cascade escalates the least confident first, as the confidence policy does.
-    out.need.push_back(-sample.confidence[kEdgeTier]->mean_logprob);
+    out.need.push_back(cascade_need(sample));
     out.direct.push_back(sample.complexity >= ingress_threshold);
     highest = std::max(highest, out.need.back());
   }

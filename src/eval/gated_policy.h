@@ -14,6 +14,12 @@
 
 namespace tandem::eval {
 
+// The raw confidence cascade's order, shared with the `confidence` policy: the least confident
+// edge answer escalates first. The sample must carry the edge's confidence.
+inline double cascade_need(const Sample& sample) {
+  return -sample.confidence[kEdgeTier]->mean_logprob;
+}
+
 struct GatedScores {
   std::vector<double> need;  // higher: cloud first; the gated queries above every other
   std::vector<bool> direct;  // sent to the cloud by the classifier, never run on the edge
