@@ -74,6 +74,43 @@ CodePointKind classify(uint32_t cp) {
   return CodePointKind::kLetter;  // accented Latin, Cyrillic, Arabic...: part of a word
 }
 
+// The run of CJK characters in progress, for the Chinese cue phrases that end at each character
+// (a character that does not follow the previous one directly starts a new run).
+struct ZhRun {
+  std::array<size_t, kMaxZhCueChars> starts{};  // byte offsets of the last characters, a ring
+  size_t length = 0;                            // characters in the run
+  size_t end = 0;                               // byte offset just past the run
+  size_t matched_until = 0;                     // characters of the run already in a counted phrase
+  uint32_t previous = 0;                        // the run's previous character
+
+  // Adds the character at [begin, begin + bytes); returns how many characters a phrase ending
+  // with it may have, longest first, or 0 when the filters rule every phrase out (most
+  // characters: this is the per-character cost of Chinese text).
+  size_t add(uint32_t cp, size_t begin, size_t bytes, const ZhCueTable& cues) {
+    if (begin != end) {
+      length = 0;
+      matched_until = 0;
+    }
+    starts[length % kMaxZhCueChars] = begin;
+    ++length;
+    end = begin + bytes;
+    const uint32_t before = previous;
+    previous = cp;
+    // Phrases do not overlap: in "翻译成" the match "翻译" leaves "译成" uncounted.
+    const size_t room = std::min(length - matched_until, kMaxZhCueChars);
+    if (room >= 2 && cues.may_end_a_phrase(before, cp)) {
+      return room;
+    }
+    return cues.may_be_a_phrase(cp) ? 1 : 0;
+  }
+
+  // The last `characters` characters of the run.
+  std::string_view last(std::string_view text, size_t characters) const {
+    const size_t start = starts[(length - characters) % kMaxZhCueChars];
+    return text.substr(start, end - start);
+  }
+};
+
 // One pass over the last user message. Counts only; extract_features turns them into values.
 class Scanner {
  public:
@@ -92,6 +129,10 @@ class Scanner {
         continue;
       }
       if (c >= 0x80) {
+        if (common_ideograph_at(text_, i) != 0) {
+          i = add_ideograph_run(i) - 1;
+          continue;
+        }
         uint32_t cp = 0;
         const size_t length = decode_utf8(text_, i, cp);
         add_code_point(cp, i, length);
@@ -195,6 +236,36 @@ class Scanner {
     return end;
   }
 
+  // Consumes the run of common ideographs starting at `begin`; returns where it ends. What
+  // add_code_point does for each CJK character, with the counts added once per run: Chinese
+  // text is mostly such runs, and this is its hot path.
+  size_t add_ideograph_run(size_t begin) {
+    end_word();
+    in_number_ = false;
+    sentence_start_ = false;
+    has_content_ = true;
+    sentence_has_content_ = true;
+    ends_with_terminator_ = false;
+    // Locals, not members: the loop then keeps them in registers.
+    const std::string_view text = text_;
+    ZhRun zh = zh_;
+    size_t end = begin;
+    for (uint32_t cp = common_ideograph_at(text, end); cp != 0;) {
+      if (const size_t room = zh.add(cp, end, 3, zh_cues_); room != 0) {
+        zh.matched_until = match_zh_phrase(zh, room);
+      }
+      end += 3;
+      cp = common_ideograph_at(text, end);
+    }
+    zh_ = zh;
+    const size_t characters = (end - begin) / 3;
+    code_points_ += characters;
+    non_ascii_ += characters;
+    cjk_ += characters;
+    words_ += characters;
+    return end;
+  }
+
   void add_code_point(uint32_t cp, size_t begin, size_t length) {
     ++code_points_;
     ++non_ascii_;
@@ -218,7 +289,9 @@ class Scanner {
         end_word();
         ++cjk_;
         ++words_;
-        add_zh_character(cp, begin, length);
+        if (const size_t room = zh_.add(cp, begin, length, zh_cues_); room != 0) {
+          zh_.matched_until = match_zh_phrase(zh_, room);
+        }
         sentence_start_ = false;
         has_content_ = true;
         sentence_has_content_ = true;
@@ -350,35 +423,18 @@ class Scanner {
     }
   }
 
-  // A CJK character at text_[begin, begin + length): counts the longest Chinese cue that ends
-  // with it. The run's last kMaxZhCueChars character starts are kept in a ring; a character
-  // that does not follow the previous one directly starts a new run.
-  void add_zh_character(uint32_t cp, size_t begin, size_t length) {
-    if (begin != zh_run_end_) {
-      zh_run_ = 0;
-      zh_matched_until_ = 0;
-    }
-    zh_starts_[zh_run_ % kMaxZhCueChars] = begin;
-    ++zh_run_;
-    zh_run_end_ = begin + length;
-    const uint32_t previous = zh_previous_;
-    zh_previous_ = cp;
-    // Phrases do not overlap: in "翻译成" the match "翻译" leaves "译成" uncounted.
-    const size_t room = std::min(zh_run_ - zh_matched_until_, kMaxZhCueChars);
-    const bool longer = room >= 2 && zh_cues_.may_end_a_phrase(previous, cp);
-    const bool single = zh_cues_.may_be_a_phrase(cp);
-    if (!longer && !single) {
-      return;
-    }
-    for (size_t chars = longer ? room : 1; chars > 0; --chars) {
-      const size_t start = zh_starts_[(zh_run_ - chars) % kMaxZhCueChars];
-      const uint8_t cue = zh_cues_.find(text_.substr(start, zh_run_end_ - start));
+  // Counts the longest Chinese cue phrase of at most `room` characters that ends the run;
+  // returns the run's new matched_until. By value: the caller's copy of the run never has its
+  // address taken, so its counters stay in registers.
+  size_t match_zh_phrase(ZhRun zh, size_t room) {
+    for (size_t chars = room; chars > 0; --chars) {
+      const uint8_t cue = zh_cues_.find(zh.last(text_, chars));
       if (cue != kNoCue) {
         count_cue(cue);
-        zh_matched_until_ = zh_run_;
-        return;
+        return zh.length;
       }
     }
+    return zh.matched_until;
   }
 
   // Whether a terminator before text_[next] ends a sentence: the text ends, or a blank or a
@@ -505,11 +561,7 @@ class Scanner {
   bool sentence_has_content_ = false;
   bool in_content_ = false;
 
-  std::array<size_t, kMaxZhCueChars> zh_starts_{};
-  size_t zh_run_ = 0;
-  size_t zh_run_end_ = 0;
-  size_t zh_matched_until_ = 0;  // characters of the run already in a counted phrase
-  uint32_t zh_previous_ = 0;     // the run's previous character
+  ZhRun zh_;
 
   size_t word_start_ = 0;
   size_t word_length_ = 0;
