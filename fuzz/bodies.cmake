@@ -3,7 +3,8 @@
 # (fuzz_regression_tests, the normal GCC build). Names here match kFuzzTargets.
 include_guard(GLOBAL)
 set(TANDEM_FUZZ_TARGETS
-  http_request openai_body upstream_sse yaml_config routing_traces privacy_scan egress_guard gguf_header)
+  http_request openai_body upstream_sse yaml_config routing_traces privacy_scan egress_guard gguf_header
+  prompt_features)
 
 add_library(tandem_fuzz_bodies STATIC
   ${CMAKE_CURRENT_LIST_DIR}/targets/boost_assert_handler.cpp
@@ -13,6 +14,7 @@ add_library(tandem_fuzz_bodies STATIC
   ${CMAKE_CURRENT_LIST_DIR}/targets/http_request.cpp
   ${CMAKE_CURRENT_LIST_DIR}/targets/openai_body.cpp
   ${CMAKE_CURRENT_LIST_DIR}/targets/privacy_scan.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/targets/prompt_features.cpp
   ${CMAKE_CURRENT_LIST_DIR}/targets/routing_traces.cpp
   ${CMAKE_CURRENT_LIST_DIR}/targets/upstream_sse.cpp
   ${CMAKE_CURRENT_LIST_DIR}/targets/yaml_config.cpp

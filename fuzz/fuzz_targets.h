@@ -28,6 +28,8 @@ void fuzz_yaml_config(const uint8_t* data, size_t size);
 void fuzz_routing_traces(const uint8_t* data, size_t size);
 // Prompt text through the privacy scanner: built-in detectors and configured rules.
 void fuzz_privacy_scan(const uint8_t* data, size_t size);
+// Prompt text through the router's prompt features: the cue scan and the task model's n-grams.
+void fuzz_prompt_features(const uint8_t* data, size_t size);
 // A JSON body with a secret planted anywhere through the egress guard's verdict, judge_egress().
 void fuzz_egress_guard(const uint8_t* data, size_t size);
 // A model file's bytes through parse_gguf_header().
@@ -39,10 +41,11 @@ struct FuzzTarget {
 };
 
 inline constexpr FuzzTarget kFuzzTargets[] = {
-    {"http_request", fuzz_http_request},     {"openai_body", fuzz_openai_body},
-    {"upstream_sse", fuzz_upstream_sse},     {"yaml_config", fuzz_yaml_config},
-    {"routing_traces", fuzz_routing_traces}, {"privacy_scan", fuzz_privacy_scan},
-    {"egress_guard", fuzz_egress_guard},     {"gguf_header", fuzz_gguf_header},
+    {"http_request", fuzz_http_request},       {"openai_body", fuzz_openai_body},
+    {"upstream_sse", fuzz_upstream_sse},       {"yaml_config", fuzz_yaml_config},
+    {"routing_traces", fuzz_routing_traces},   {"privacy_scan", fuzz_privacy_scan},
+    {"egress_guard", fuzz_egress_guard},       {"gguf_header", fuzz_gguf_header},
+    {"prompt_features", fuzz_prompt_features},
 };
 
 }  // namespace tandem::fuzz

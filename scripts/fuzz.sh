@@ -30,6 +30,7 @@ shift $(($# > 0 ? 1 : 0))
 declare -A max_len=(
   [http_request]=20480 [openai_body]=8192 [upstream_sse]=4096 [yaml_config]=8192
   [routing_traces]=8192 [privacy_scan]=4096 [egress_guard]=8192 [gguf_header]=16384
+  [prompt_features]=8192
 )
 targets=("$@")
 if ((${#targets[@]} == 0)); then

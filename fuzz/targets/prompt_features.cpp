@@ -1,0 +1,116 @@
+// The router's prompt features over arbitrary prompt bytes (invalid UTF-8 included): the cue
+// scan and the task model's hashed n-grams, whose fast paths (runs of ASCII letters, runs of
+// Chinese ideographs, the n-gram counter that stores without bounds checks) read every
+// request's text. The contracts of prompt_features.h and task_ngrams.h are checked on every
+// input, and the ideograph fast path against the general UTF-8 decoder at every offset.
+
+#include "routing/prompt_features.h"
+
+#include <cmath>
+#include <string>
+#include <unordered_set>
+
+#include "common/utf8.h"
+#include "fuzz/fuzz_targets.h"
+#include "fuzz/property_check.h"
+#include "routing/task_ngrams.h"
+
+namespace tandem::fuzz {
+namespace {
+
+using routing::feature_names;
+using routing::kFeatureCount;
+using routing::kNgramBuckets;
+using routing::kNgramWindowBytes;
+using routing::NgramVector;
+using routing::PromptFeatures;
+
+bool is_ratio(std::string_view name) {
+  return name.size() > 6 && name.substr(name.size() - 6) == "_ratio";
+}
+
+// Every value finite; ratios in [0, 1]; counts (log1p) non-negative; the capped and clipped
+// ones within their caps (prompt_features.h, docs/ROUTER_TRAINING.md).
+void check_values(const PromptFeatures& features) {
+  for (size_t i = 0; i < kFeatureCount; ++i) {
+    const float v = features.values[i];
+    const std::string name(feature_names()[i]);
+    FUZZ_CHECK_MSG(std::isfinite(v), name);
+    if (name == "task_ngrams") {
+      FUZZ_CHECK_MSG(v >= -12.0f && v <= 12.0f, name + " = " + std::to_string(v));
+    } else if (is_ratio(name)) {
+      FUZZ_CHECK_MSG(v >= 0.0f && v <= 1.0f, name + " = " + std::to_string(v));
+    } else if (name == "avg_word_length") {
+      FUZZ_CHECK_MSG(v >= 0.0f && v <= 30.0f, name + " = " + std::to_string(v));
+    } else {
+      FUZZ_CHECK_MSG(v >= 0.0f, name + " = " + std::to_string(v));
+    }
+  }
+}
+
+// Distinct buckets in range, one positive value each, unit L2 norm (or nothing at all).
+void check_ngrams(const NgramVector& ngrams) {
+  FUZZ_CHECK(ngrams.buckets.size() == ngrams.values.size());
+  std::unordered_set<uint32_t> seen;
+  double norm = 0;
+  for (size_t i = 0; i < ngrams.buckets.size(); ++i) {
+    FUZZ_CHECK(ngrams.buckets[i] < kNgramBuckets);
+    FUZZ_CHECK_MSG(seen.insert(ngrams.buckets[i]).second,
+                   "bucket " + std::to_string(ngrams.buckets[i]) + " twice");
+    FUZZ_CHECK(ngrams.values[i] > 0.0f && std::isfinite(ngrams.values[i]));
+    norm += static_cast<double>(ngrams.values[i]) * ngrams.values[i];
+  }
+  if (!ngrams.buckets.empty()) {
+    FUZZ_CHECK_MSG(std::abs(norm - 1.0) < 1e-3, "norm " + std::to_string(norm));
+  }
+}
+
+// The ideograph fast path answers exactly where the general decoder reads a three-byte
+// U+4E00..U+9FFF, with the same code point.
+void check_ideograph_decoding(std::string_view text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    uint32_t cp = 0;
+    const size_t length = decode_utf8(text, i, cp);
+    const bool ideograph = length == 3 && cp >= 0x4e00 && cp <= 0x9fff;
+    FUZZ_CHECK_MSG(common_ideograph_at(text, i) == (ideograph ? cp : 0),
+                   "at offset " + std::to_string(i));
+  }
+}
+
+bool same(const NgramVector& a, const NgramVector& b) {
+  return a.buckets == b.buckets && a.values == b.values;
+}
+
+}  // namespace
+
+void fuzz_prompt_features(const uint8_t* data, size_t size) {
+  const std::string_view text = as_text(data, size);
+  check_ideograph_decoding(text);
+
+  const routing::PromptView view{"", text, 1, text.size()};
+  const PromptFeatures features = routing::extract_features(view);
+  check_values(features);
+  // The scan keeps no state between calls.
+  FUZZ_CHECK(routing::extract_features(view).values == features.values);
+
+  NgramVector ngrams;
+  routing::hashed_ngrams(text, ngrams);
+  check_ngrams(ngrams);
+  // The per-thread counts are back to zero after each call: the same text counts the same.
+  NgramVector again;
+  routing::hashed_ngrams(text, again);
+  FUZZ_CHECK(same(ngrams, again));
+
+  // Only the first and the last KiB are read: what lies between changes nothing.
+  if (text.size() > 2 * kNgramWindowBytes + 8) {
+    std::string middle_changed(text);
+    for (size_t i = kNgramWindowBytes + 4; i + kNgramWindowBytes + 4 < middle_changed.size(); ++i) {
+      middle_changed[i] = 'x';
+    }
+    NgramVector windows;
+    routing::hashed_ngrams(middle_changed, windows);
+    FUZZ_CHECK(same(ngrams, windows));
+  }
+}
+
+}  // namespace tandem::fuzz
