@@ -15,7 +15,7 @@
 #                                      --left-out-tasks` per pair: what holds on unseen tasks
 #   common-sense.txt                   the task model's training report (each pair file left
 #                                      out), the shipped classifier with a task model trained
-#                                      without each file, and the golden pairs
+#                                      without each file, the golden pairs and the fresh pairs
 #   default-gate.txt                   the default pattern (`gated`: the ingress gate in front of
 #                                      the cascade) at several gate widths, per pair, beside
 #                                      the cascade alone: how wide the default gate may be
@@ -357,7 +357,7 @@ rm -f "$gate_config"
 echo "  default-gate.txt" >&2
 
 # 6d. Common sense: prompt pairs where one is plainly harder (the task model's training data,
-# each file left out; then the golden pairs, which nothing is trained on).
+# each file left out; then the golden and the fresh pairs, which nothing is trained on).
 pair_files=("$root"/bench/data/router_dev_pairs*.jsonl)
 task_tmp=$(mktemp)
 {
@@ -376,6 +376,10 @@ task_tmp=$(mktemp)
   echo
   echo "### the golden pairs (tests/routing/cases/golden_pairs.jsonl), the shipped models"
   "$tandem" router pairs --pairs "$root/tests/routing/cases/golden_pairs.jsonl"
+  echo
+  echo "### fresh pairs (bench/data/router_fresh_pairs.jsonl: written after the shipped models,"
+  echo "### never trained or tuned on), the shipped models; misordered pairs listed"
+  "$tandem" router pairs --pairs "$root/bench/data/router_fresh_pairs.jsonl" --list
 } | sed -e "s|$root/||g" -e "s|$task_tmp|(a temporary file)|" >"$out/common-sense.txt"
 rm -f "$task_tmp"
 echo "  common-sense.txt" >&2
