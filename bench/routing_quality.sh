@@ -377,9 +377,11 @@ task_tmp=$(mktemp)
   echo "### the golden pairs (tests/routing/cases/golden_pairs.jsonl), the shipped models"
   "$tandem" router pairs --pairs "$root/tests/routing/cases/golden_pairs.jsonl"
   echo
-  echo "### fresh pairs (bench/data/router_fresh_pairs.jsonl: written after the shipped models,"
+  echo "### fresh pairs (bench/data/router_fresh_pairs*.jsonl: written after the shipped models,"
   echo "### never trained or tuned on), the shipped models; misordered pairs listed"
-  "$tandem" router pairs --pairs "$root/bench/data/router_fresh_pairs.jsonl" --list
+  for fresh in "$root"/bench/data/router_fresh_pairs*.jsonl; do
+    "$tandem" router pairs --pairs "$fresh" --list
+  done
 } | sed -e "s|$root/||g" -e "s|$task_tmp|(a temporary file)|" >"$out/common-sense.txt"
 rm -f "$task_tmp"
 echo "  common-sense.txt" >&2
