@@ -174,7 +174,7 @@ class Tokenizer {
   }
 
   // Without a branch on whether the bucket is new: in Chinese text that is close to a coin
-  // toss, and a mispredicted branch costs more than the store (buckets_ has room for every
+  // toss, and a mispredicted branch costs more than the store (out_.buckets has room for every
   // n-gram, see hashed_ngrams).
   void count(uint64_t hash) {
     const auto bucket = static_cast<uint32_t>((hash >> 32) & (kNgramBuckets - 1));
