@@ -13,6 +13,12 @@ namespace tandem {
 
 inline constexpr uint32_t kReplacementCharacter = 0xfffd;
 
+// The code point of a three-byte sequence whose continuation bytes are already checked.
+inline uint32_t three_byte_code_point(unsigned char lead, unsigned char second,
+                                      unsigned char third) {
+  return (uint32_t{lead & 0x0fu} << 12) | (uint32_t{second & 0x3fu} << 6) | (third & 0x3fu);
+}
+
 // Decodes the character at text[i] (i < text.size()) into `cp`; returns its length in bytes.
 inline size_t decode_utf8(std::string_view text, size_t i, uint32_t& cp) {
   const auto lead = static_cast<unsigned char>(text[i]);
@@ -26,7 +32,7 @@ inline size_t decode_utf8(std::string_view text, size_t i, uint32_t& cp) {
     const auto second = static_cast<unsigned char>(text[i + 1]);
     const auto third = static_cast<unsigned char>(text[i + 2]);
     if ((second & 0xc0) == 0x80 && (third & 0xc0) == 0x80) {
-      cp = (uint32_t{lead & 0x0fu} << 12) | (uint32_t{second & 0x3fu} << 6) | (third & 0x3fu);
+      cp = three_byte_code_point(lead, second, third);
       return 3;
     }
   }
@@ -72,8 +78,7 @@ inline uint32_t common_ideograph_at(std::string_view text, size_t i) {
   if (lead - 0xe4u > 0xe9u - 0xe4u || (second & 0xc0) != 0x80 || (third & 0xc0) != 0x80) {
     return 0;
   }
-  const uint32_t cp =
-      (uint32_t{lead & 0x0fu} << 12) | (uint32_t{second & 0x3fu} << 6) | (third & 0x3fu);
+  const uint32_t cp = three_byte_code_point(lead, second, third);
   return cp >= 0x4e00 ? cp : 0;
 }
 

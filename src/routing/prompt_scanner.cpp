@@ -143,14 +143,11 @@ class Scanner {
       end_word();
       if (is_digit(c)) {
         ++digits_;
-        has_content_ = true;
-        sentence_has_content_ = true;
-        ends_with_terminator_ = false;
+        mark_content();
         if (!in_number_) {
           in_number_ = true;
           ++numbers_;
         }
-        sentence_start_ = false;
         continue;
       }
       const bool after_digit = in_number_;
@@ -212,10 +209,7 @@ class Scanner {
       word_lookup_ = true;
     }
     in_number_ = false;
-    sentence_start_ = false;
-    has_content_ = true;
-    sentence_has_content_ = true;
-    ends_with_terminator_ = false;
+    mark_content();
     // Words longer than any vocabulary entry are hashed too (cheaper than a branch) but never
     // looked up.
     uint32_t hash = word_hash_;
@@ -242,10 +236,7 @@ class Scanner {
   size_t add_ideograph_run(size_t begin) {
     end_word();
     in_number_ = false;
-    sentence_start_ = false;
-    has_content_ = true;
-    sentence_has_content_ = true;
-    ends_with_terminator_ = false;
+    mark_content();
     // Locals, not members: the loop then keeps them in registers.
     const std::string_view text = text_;
     ZhRun zh = zh_;
@@ -279,10 +270,7 @@ class Scanner {
         }
         word_lookup_ = false;
         ++word_length_;
-        sentence_start_ = false;
-        has_content_ = true;
-        sentence_has_content_ = true;
-        ends_with_terminator_ = false;
+        mark_content();
         return;
       case CodePointKind::kCjk:
         // CJK has no spaces: each character counts as a word for the length features.
@@ -292,10 +280,7 @@ class Scanner {
         if (const size_t room = zh_.add(cp, begin, length, zh_cues_); room != 0) {
           zh_.matched_until = match_zh_phrase(zh_, room);
         }
-        sentence_start_ = false;
-        has_content_ = true;
-        sentence_has_content_ = true;
-        ends_with_terminator_ = false;
+        mark_content();
         return;
       case CodePointKind::kMath:
         end_word();
@@ -318,6 +303,15 @@ class Scanner {
         }
         return;
     }
+  }
+
+  // A letter, digit or ideograph: the text and the sentence have content, which no longer
+  // starts a sentence nor ends at a terminator.
+  void mark_content() {
+    sentence_start_ = false;
+    has_content_ = true;
+    sentence_has_content_ = true;
+    ends_with_terminator_ = false;
   }
 
   // A task cue: counted over the whole text, and in the sentence unless it sits in material
