@@ -1,8 +1,9 @@
 // The router's prompt features over arbitrary prompt bytes (invalid UTF-8 included): the cue
 // scan and the task model's hashed n-grams, whose fast paths (runs of ASCII letters, runs of
-// Chinese ideographs, the n-gram counter that stores without bounds checks) read every
-// request's text. The contracts of prompt_features.h and task_ngrams.h are checked on every
-// input, and the ideograph fast path against the general UTF-8 decoder at every offset.
+// Chinese ideographs, the n-gram counter that stores without bounds checks, the request spans
+// that weigh the request above its material) read every request's text. The contracts of
+// prompt_features.h, task_ngrams.h and request_spans.h are checked on every input, and the
+// ideograph fast path against the general UTF-8 decoder at every offset.
 
 #include "routing/prompt_features.h"
 
@@ -13,6 +14,7 @@
 #include "common/utf8.h"
 #include "fuzz/fuzz_targets.h"
 #include "fuzz/property_check.h"
+#include "routing/request_spans.h"
 #include "routing/task_ngrams.h"
 
 namespace tandem::fuzz {
@@ -81,6 +83,30 @@ bool same(const NgramVector& a, const NgramVector& b) {
   return a.buckets == b.buckets && a.values == b.values;
 }
 
+bool same_buckets(const NgramVector& a, const NgramVector& b) {
+  return std::unordered_set<uint32_t>(a.buckets.begin(), a.buckets.end()) ==
+         std::unordered_set<uint32_t>(b.buckets.begin(), b.buckets.end());
+}
+
+// Non-empty spans inside the text, in order, never overlapping.
+void check_request_spans(std::string_view text) {
+  for (const bool first : {false, true}) {
+    for (const bool last : {false, true}) {
+      const routing::RequestSpans request = routing::find_request_spans(text, first, last);
+      FUZZ_CHECK(request.count <= routing::RequestSpans::kCapacity);
+      size_t previous_end = 0;
+      for (size_t i = 0; i < request.count; ++i) {
+        const routing::TextSpan span = request.spans[i];
+        FUZZ_CHECK_MSG(
+            previous_end <= span.begin && span.begin < span.end && span.end <= text.size(),
+            "span " + std::to_string(i) + ": " + std::to_string(span.begin) + ".." +
+                std::to_string(span.end));
+        previous_end = span.end;
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void fuzz_prompt_features(const uint8_t* data, size_t size) {
@@ -93,13 +119,22 @@ void fuzz_prompt_features(const uint8_t* data, size_t size) {
   // The scan keeps no state between calls.
   FUZZ_CHECK(routing::extract_features(view).values == features.values);
 
+  check_request_spans(text);
   NgramVector ngrams;
-  routing::hashed_ngrams(text, ngrams);
+  routing::hashed_ngrams(text, routing::kDefaultRequestWeight, ngrams);
   check_ngrams(ngrams);
   // The per-thread counts are back to zero after each call: the same text counts the same.
   NgramVector again;
-  routing::hashed_ngrams(text, again);
+  routing::hashed_ngrams(text, routing::kDefaultRequestWeight, again);
   FUZZ_CHECK(same(ngrams, again));
+  // Any weight: the same n-grams (the weight moves values only), no count overflows.
+  NgramVector heaviest;
+  routing::hashed_ngrams(text, routing::kMaxRequestWeight, heaviest);
+  check_ngrams(heaviest);
+  FUZZ_CHECK(same_buckets(ngrams, heaviest));
+  NgramVector plain;
+  routing::hashed_ngrams(text, 1, plain);
+  check_ngrams(plain);
 
   // Only the first and the last KiB are read: what lies between changes nothing.
   if (text.size() > 2 * kNgramWindowBytes + 8) {
@@ -108,7 +143,7 @@ void fuzz_prompt_features(const uint8_t* data, size_t size) {
       middle_changed[i] = 'x';
     }
     NgramVector windows;
-    routing::hashed_ngrams(middle_changed, windows);
+    routing::hashed_ngrams(middle_changed, routing::kDefaultRequestWeight, windows);
     FUZZ_CHECK(same(ngrams, windows));
   }
 }

@@ -24,6 +24,7 @@ struct TaskFlags {
   std::string out;
   std::string l2 = "auto";
   int iterations = 300;
+  int request_weight = routing::kDefaultRequestWeight;
   bool json = false;
   bool no_progress = false;
 };
@@ -41,6 +42,7 @@ nlohmann::json report_json(const eval::TaskTrainingReport& report, const std::st
           {"files", report.files},
           {"penalties", std::move(penalties)},
           {"l2", report.l2},
+          {"request_weight", report.model.request_weight()},
           {"left_out", report.model.metadata().at("left_out")},
           {"train_ordered", report.train_ordered},
           {"version", report.model.version()},
@@ -49,6 +51,7 @@ nlohmann::json report_json(const eval::TaskTrainingReport& report, const std::st
 
 void print_report(const eval::TaskTrainingReport& report, const std::string& out) {
   std::printf("pairs: %zu from %zu files\n", report.pairs, report.files);
+  std::printf("request weight: %u\n", static_cast<unsigned>(report.model.request_weight()));
   std::printf("l2 (chosen by the mean share ordered with each file left out): %g\n", report.l2);
   for (const auto& penalty : report.penalties) {
     std::printf("  l2 %-5g left-out mean ordered %.1f%%\n", penalty.l2,
@@ -69,6 +72,7 @@ int train_task(const TaskFlags& flags) {
   eval::TaskTrainingOptions options;
   options.files = flags.pairs;
   options.iterations = flags.iterations;
+  options.request_weight = static_cast<uint16_t>(flags.request_weight);
   if (flags.l2 != "auto") {
     options.l2 = parse_number(flags.l2);
     if (!options.l2) {
@@ -224,6 +228,12 @@ std::function<int()> add_router_task_commands(CLI::App& router) {
       ->capture_default_str();
   command->add_option("--iterations", flags->iterations, "Gradient steps per fit")
       ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  command
+      ->add_option("--request-weight", flags->request_weight,
+                   "How many times an n-gram of the request counts against one of the material "
+                   "it is about (1: every n-gram alike)")
+      ->check(CLI::Range(1, int{routing::kMaxRequestWeight}))
       ->capture_default_str();
   command->add_flag("--json", flags->json, "Print the report as one JSON object");
   add_no_progress_flag(*command, flags->no_progress);

@@ -62,15 +62,17 @@ Result<PromptPair> parse_pair(const std::string& text, const std::string& file, 
 // ngrams[2k] (label 0), its hard side ngrams[2k + 1] (label 1).
 struct Examples {
   std::vector<NgramVector> ngrams;
+  uint16_t request_weight = 1;
 };
 
-Examples examples_of(const std::vector<PromptPair>& pairs) {
+Examples examples_of(const std::vector<PromptPair>& pairs, uint16_t request_weight) {
   Examples examples;
+  examples.request_weight = request_weight;
   examples.ngrams.reserve(2 * pairs.size());
   for (const auto& pair : pairs) {
     for (const auto* text : {&pair.easy, &pair.hard}) {
       NgramVector ngrams;
-      routing::hashed_ngrams(*text, ngrams);
+      routing::hashed_ngrams(*text, request_weight, ngrams);
       examples.ngrams.push_back(std::move(ngrams));
     }
   }
@@ -212,13 +214,15 @@ TaskModel fit_pairs(const Examples& examples, const std::vector<size_t>& pairs, 
     bias += bias_velocity;
   }
   std::vector<float> rounded(weights.begin(), weights.end());
-  return TaskModel::from_weights(std::move(rounded), bias, nlohmann::json::object());
+  return TaskModel::from_weights(std::move(rounded), bias, examples.request_weight,
+                                 nlohmann::json::object());
 }
 
 }  // namespace
 
-TaskModel fit_task_model(const std::vector<PromptPair>& pairs, double l2, int iterations) {
-  return fit_pairs(examples_of(pairs), all_of(pairs.size()), l2, iterations);
+TaskModel fit_task_model(const std::vector<PromptPair>& pairs, double l2, int iterations,
+                         uint16_t request_weight) {
+  return fit_pairs(examples_of(pairs, request_weight), all_of(pairs.size()), l2, iterations);
 }
 
 Result<TaskTrainingReport> train_task_model(const TaskTrainingOptions& options,
@@ -237,6 +241,10 @@ Result<TaskTrainingReport> train_task_model(const TaskTrainingOptions& options,
   if (options.l2 && !(*options.l2 >= 0 && std::isfinite(*options.l2))) {
     return make_error(ErrorCode::kInvalidArgument, "l2: must be a finite number >= 0");
   }
+  if (options.request_weight < 1 || options.request_weight > routing::kMaxRequestWeight) {
+    return make_error(ErrorCode::kInvalidArgument, "request_weight: must be from 1 to " +
+                                                       std::to_string(routing::kMaxRequestWeight));
+  }
   auto pairs = load_prompt_pairs(files);
   if (!pairs) {
     return pairs.error();
@@ -246,7 +254,7 @@ Result<TaskTrainingReport> train_task_model(const TaskTrainingOptions& options,
   report.files = files.size();
   const std::vector<double> candidates =
       options.l2 ? std::vector<double>{*options.l2} : task_penalty_candidates();
-  const Examples examples = examples_of(pairs.value());
+  const Examples examples = examples_of(pairs.value(), options.request_weight);
   double best = -1;
   // Each file left out at each penalty, then the final fit on every pair.
   PhaseSteps fits(progress, "fitting without each file", candidates.size() * files.size() + 1);
@@ -279,9 +287,11 @@ Result<TaskTrainingReport> train_task_model(const TaskTrainingOptions& options,
                              {"pairs", report.pairs},
                              {"l2", report.l2},
                              {"iterations", options.iterations},
+                             {"request_weight", options.request_weight},
                              {"left_out_mean_ordered", best},
                              {"left_out", std::move(left_out)}};
-  report.model = TaskModel::from_weights(model.weights(), model.bias(), std::move(metadata));
+  report.model = TaskModel::from_weights(model.weights(), model.bias(), model.request_weight(),
+                                         std::move(metadata));
   return report;
 }
 

@@ -35,6 +35,8 @@ struct TaskTrainingOptions {
   // mean left-out ordering.
   std::optional<double> l2;
   int iterations = 300;
+  // How many times a request n-gram counts against the material's once (task_ngrams.h).
+  uint16_t request_weight = routing::kDefaultRequestWeight;
 };
 
 // Pairs ordered right (hard scored above easy) in one language of one left-out file.
@@ -58,7 +60,7 @@ struct TaskTrainingReport {
   double l2 = 0;
   std::vector<LeftOutOrdering> left_out;  // at the chosen penalty
   double train_ordered = 0;               // share ordered by the final model on all pairs
-  routing::TaskModel model = routing::TaskModel::from_weights({}, 0.0, {});
+  routing::TaskModel model = routing::TaskModel::from_weights({}, 0.0, 1, {});
 };
 
 // The candidates `l2: auto` chooses among.
@@ -70,8 +72,9 @@ const std::vector<double>& task_penalty_candidates();
 Result<TaskTrainingReport> train_task_model(const TaskTrainingOptions& options,
                                             Progress& progress = no_progress());
 
-// One fit: logistic regression of hard (1) vs easy (0) over the n-grams, full-batch gradient
-// descent with momentum from zero, `l2` per example.
-routing::TaskModel fit_task_model(const std::vector<PromptPair>& pairs, double l2, int iterations);
+// One fit: logistic regression of hard (1) vs easy (0) over the n-grams (the request's counted
+// `request_weight` times), full-batch gradient descent with momentum from zero, `l2` per example.
+routing::TaskModel fit_task_model(const std::vector<PromptPair>& pairs, double l2, int iterations,
+                                  uint16_t request_weight);
 
 }  // namespace tandem::eval

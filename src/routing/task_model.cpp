@@ -1,5 +1,6 @@
 #include "routing/task_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -67,6 +68,20 @@ Status check_layout(const nlohmann::json& root, std::string_view source) {
   return {};
 }
 
+// Absent in files written before request spans: those counted every n-gram once.
+Result<uint16_t> parse_request_weight(const nlohmann::json& root, std::string_view source) {
+  const auto field = root.find("request_weight");
+  if (field == root.end()) {
+    return uint16_t{1};
+  }
+  if (!field->is_number_unsigned() || field->get<uint64_t>() < 1 ||
+      field->get<uint64_t>() > kMaxRequestWeight) {
+    return parse_error(source, "request_weight: must be an integer from 1 to " +
+                                   std::to_string(kMaxRequestWeight) + ", got " + field->dump());
+  }
+  return static_cast<uint16_t>(field->get<uint64_t>());
+}
+
 Result<std::vector<float>> parse_weights(const nlohmann::json& root, std::string_view source) {
   const auto list = root.find("weights");
   if (list == root.end() || !list->is_array()) {
@@ -100,9 +115,10 @@ Result<std::vector<float>> parse_weights(const nlohmann::json& root, std::string
 
 }  // namespace
 
-TaskModel TaskModel::from_weights(std::vector<float> weights, double bias,
+TaskModel TaskModel::from_weights(std::vector<float> weights, double bias, uint16_t request_weight,
                                   nlohmann::json metadata) {
   TaskModel model;
+  model.request_weight_ = std::clamp<uint16_t>(request_weight, 1, kMaxRequestWeight);
   weights.resize(kNgramBuckets, 0.0f);
   for (float& weight : weights) {
     weight = quantised(weight);
@@ -116,6 +132,9 @@ TaskModel TaskModel::from_weights(std::vector<float> weights, double bias,
 
 void TaskModel::compute_version() {
   std::string canonical = "bias " + format_weight(bias_) + "\n";
+  if (request_weight_ != 1) {  // so the versions of the models before it stay as they were
+    canonical += "request_weight " + std::to_string(request_weight_) + "\n";
+  }
   for (size_t i = 0; i < weights_.size(); ++i) {
     if (weights_[i] != 0.0f) {
       canonical += std::to_string(i) + " " + format_weight(weights_[i]) + "\n";
@@ -145,12 +164,17 @@ Result<TaskModel> TaskModel::parse(std::string_view json_text, std::string_view 
   if (!bias) {
     return bias.error();
   }
+  auto request_weight = parse_request_weight(root, source);
+  if (!request_weight) {
+    return request_weight.error();
+  }
   auto weights = parse_weights(root, source);
   if (!weights) {
     return weights.error();
   }
   nlohmann::json metadata = root.value("metadata", nlohmann::json::object());
-  return from_weights(std::move(weights).value(), bias.value(), std::move(metadata));
+  return from_weights(std::move(weights).value(), bias.value(), request_weight.value(),
+                      std::move(metadata));
 }
 
 Result<TaskModel> TaskModel::load(const std::string& path) {
@@ -171,7 +195,7 @@ const TaskModel& TaskModel::builtin() {
     // for every prompt and the classifier's other features decide.
     log_event(LogLevel::kError, "routing", "builtin_task_model_invalid",
               {{"message", parsed.error().message}});
-    return from_weights({}, 0.0, nlohmann::json{{"error", parsed.error().message}});
+    return from_weights({}, 0.0, 1, nlohmann::json{{"error", parsed.error().message}});
   }();
   return model;
 }
@@ -186,7 +210,7 @@ double TaskModel::logit(const NgramVector& ngrams) const {
 
 double TaskModel::logit(std::string_view text) const {
   thread_local NgramVector ngrams;
-  hashed_ngrams(text, ngrams);
+  hashed_ngrams(text, request_weight_, ngrams);
   return logit(ngrams);
 }
 
@@ -195,6 +219,7 @@ nlohmann::ordered_json TaskModel::to_json() const {
   root["format"] = kFormat;
   root["buckets"] = kNgramBuckets;
   root["window_bytes"] = kNgramWindowBytes;
+  root["request_weight"] = request_weight_;
   root["bias"] = bias_;
   auto list = nlohmann::ordered_json::array();
   for (size_t i = 0; i < weights_.size(); ++i) {

@@ -34,21 +34,26 @@ class TaskModel {
   // failed to parse, a zero model (logit 0 for every prompt) is used and the error logged.
   static const TaskModel& builtin();
 
-  // A model from dense weights (kNgramBuckets of them). The trainer builds one per fit.
-  static TaskModel from_weights(std::vector<float> weights, double bias, nlohmann::json metadata);
+  // A model from dense weights (kNgramBuckets of them), for n-grams counted with
+  // `request_weight` (task_ngrams.h). The trainer builds one per fit.
+  static TaskModel from_weights(std::vector<float> weights, double bias, uint16_t request_weight,
+                                nlohmann::json metadata);
 
   // bias + weights · ngrams(text): above 0 leans hard, below 0 easy.
   double logit(std::string_view text) const;
   double logit(const NgramVector& ngrams) const;
 
   double bias() const { return bias_; }
+  uint16_t request_weight() const { return request_weight_; }
   const std::vector<float>& weights() const { return weights_; }
   const nlohmann::json& metadata() const { return metadata_; }
-  // "sha256:" + 16 hex digits over the bias and the weights (not the metadata).
+  // "sha256:" + 16 hex digits over the bias, the weights and a request weight other than 1 (not
+  // the metadata).
   std::string_view version() const { return version_; }
 
-  // {format, buckets, window_bytes, bias, weights: [[bucket, weight], ...] (non-zero only,
-  // ascending), metadata}.
+  // {format, buckets, window_bytes, request_weight, bias, weights: [[bucket, weight], ...]
+  // (non-zero only, ascending), metadata}. A file without request_weight counts every n-gram
+  // once (1), as the files written before it did.
   nlohmann::ordered_json to_json() const;
 
  private:
@@ -57,6 +62,7 @@ class TaskModel {
 
   std::vector<float> weights_ = std::vector<float>(kNgramBuckets, 0.0f);
   double bias_ = 0;
+  uint16_t request_weight_ = 1;
   nlohmann::json metadata_ = nlohmann::json::object();
   std::string version_;
 };

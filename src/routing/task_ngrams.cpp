@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "common/utf8.h"
+#include "routing/request_spans.h"
 
 namespace tandem::routing {
 namespace {
@@ -81,7 +82,9 @@ class Tokenizer {
 
   size_t distinct() const { return distinct_; }
 
-  void run(std::string_view text) {
+  // Counts each n-gram `weight` times.
+  void run(std::string_view text, uint16_t weight) {
+    weight_ = weight;
     previous_ = 0;
     for (size_t i = 0; i < text.size();) {
       const auto lead = static_cast<unsigned char>(text[i]);
@@ -178,7 +181,8 @@ class Tokenizer {
   // n-gram, see hashed_ngrams).
   void count(uint64_t hash) {
     const auto bucket = static_cast<uint32_t>((hash >> 32) & (kNgramBuckets - 1));
-    const uint16_t before = counts_[bucket]++;
+    const uint16_t before = counts_[bucket];
+    counts_[bucket] = static_cast<uint16_t>(before + weight_);
     out_.buckets[distinct_] = bucket;
     distinct_ += before == 0 ? 1 : 0;
   }
@@ -186,6 +190,7 @@ class Tokenizer {
   NgramVector& out_;
   std::vector<uint16_t>& counts_;
   size_t distinct_ = 0;
+  uint16_t weight_ = 1;
   uint64_t previous_ = 0;
   uint64_t word_hash_ = kFnvOffset ^ kWordSeed;
   size_t word_length_ = 0;
@@ -205,6 +210,28 @@ size_t forward_to_boundary(std::string_view text, size_t cut) {
     ++cut;
   }
   return cut;
+}
+
+// One window: its request (request_spans.h) counted `request_weight` times, its material once.
+void run_window(Tokenizer& tokenizer, std::string_view window, bool read_first, bool read_last,
+                uint16_t request_weight) {
+  if (request_weight == 1) {
+    tokenizer.run(window, 1);  // nothing to tell apart: one run, bigrams across the spans
+    return;
+  }
+  const RequestSpans request = find_request_spans(window, read_first, read_last);
+  size_t at = 0;
+  for (size_t i = 0; i < request.count; ++i) {
+    const TextSpan span = request.spans[i];
+    if (span.begin > at) {
+      tokenizer.run(window.substr(at, span.begin - at), 1);
+    }
+    tokenizer.run(window.substr(span.begin, span.end - span.begin), request_weight);
+    at = span.end;
+  }
+  if (at < window.size()) {
+    tokenizer.run(window.substr(at), 1);
+  }
 }
 
 // log(1 + count) for the counts a 2 KiB window can reach, so the per-bucket cost is a load,
@@ -227,7 +254,12 @@ class LogCounts {
 
 }  // namespace
 
-void hashed_ngrams(std::string_view text, NgramVector& out) {
+// Every byte read adds at most one n-gram (a token needs a byte and a separator, or three bytes
+// of an ideograph, and brings one bigram), so even at the highest weight no count overflows.
+static_assert(size_t{kMaxRequestWeight} * (2 * kNgramWindowBytes + 16) < 65536);
+
+void hashed_ngrams(std::string_view text, uint16_t request_weight, NgramVector& out) {
+  request_weight = std::clamp<uint16_t>(request_weight, 1, kMaxRequestWeight);
   out.buckets.clear();
   out.values.clear();
   // Counts per bucket, zero between calls: only the buckets touched are reset below.
@@ -238,10 +270,12 @@ void hashed_ngrams(std::string_view text, NgramVector& out) {
   out.buckets.resize(2 * read + 2);
   Tokenizer tokenizer(out, counts);
   if (text.size() <= 2 * kNgramWindowBytes) {
-    tokenizer.run(text);
+    run_window(tokenizer, text, true, true, request_weight);
   } else {
-    tokenizer.run(text.substr(0, back_to_boundary(text, kNgramWindowBytes)));
-    tokenizer.run(text.substr(forward_to_boundary(text, text.size() - kNgramWindowBytes)));
+    run_window(tokenizer, text.substr(0, back_to_boundary(text, kNgramWindowBytes)), true, false,
+               request_weight);
+    run_window(tokenizer, text.substr(forward_to_boundary(text, text.size() - kNgramWindowBytes)),
+               false, true, request_weight);
   }
   out.buckets.resize(tokenizer.distinct());
   static const LogCounts log_counts;

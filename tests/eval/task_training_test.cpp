@@ -142,7 +142,7 @@ TEST_F(PairFiles, OrderingCountsEachSideAgainstTheThreshold) {
   EXPECT_EQ(rows[0].hard_on_cloud, 0u);
   EXPECT_EQ(rows[0].ordered + rows[0].misordered.size(), rows[0].pairs);
   // A zero task model changes the feature, so the ordering is measured with the model given.
-  const auto zero = routing::TaskModel::from_weights({}, 0.0, {});
+  const auto zero = routing::TaskModel::from_weights({}, 0.0, 1, {});
   const auto without = order_pairs(pairs.value(), model, zero, -1.0);
   EXPECT_EQ(without[0].hard_on_cloud, without[0].pairs);
 }

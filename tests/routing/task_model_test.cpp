@@ -13,10 +13,20 @@
 namespace tandem::routing {
 namespace {
 
-NgramVector ngrams_of(std::string_view text) {
+// Every n-gram counted once unless a request weight is given.
+NgramVector ngrams_of(std::string_view text, uint16_t request_weight = 1) {
   NgramVector ngrams;
-  hashed_ngrams(text, ngrams);
+  hashed_ngrams(text, request_weight, ngrams);
   return ngrams;
+}
+
+float value_of(const NgramVector& ngrams, const NgramVector& single) {
+  for (size_t i = 0; i < ngrams.buckets.size(); ++i) {
+    if (ngrams.buckets[i] == single.buckets.at(0)) {
+      return ngrams.values[i];
+    }
+  }
+  return 0.0f;
 }
 
 double norm(const NgramVector& ngrams) {
@@ -80,9 +90,9 @@ TEST(TaskNgramsTest, OnlyTheHeadAndTailOfALongPromptCount) {
 
 TEST(TaskNgramsTest, AnyBytesAreAcceptedAndTheBufferIsReused) {
   NgramVector ngrams;
-  hashed_ngrams(std::string("\xff\xfe\xc3 ok \xe4\xb8", 9), ngrams);
+  hashed_ngrams(std::string("\xff\xfe\xc3 ok \xe4\xb8", 9), kDefaultRequestWeight, ngrams);
   EXPECT_FALSE(ngrams.buckets.empty());
-  hashed_ngrams("", ngrams);
+  hashed_ngrams("", kDefaultRequestWeight, ngrams);
   EXPECT_TRUE(ngrams.buckets.empty());
   EXPECT_TRUE(ngrams.values.empty());
   // A window cut inside a multi-byte character moves to its boundary.
@@ -90,8 +100,36 @@ TEST(TaskNgramsTest, AnyBytesAreAcceptedAndTheBufferIsReused) {
   for (int i = 0; i < 1000; ++i) {
     chinese += "证";
   }
-  hashed_ngrams(chinese, ngrams);
+  hashed_ngrams(chinese, kDefaultRequestWeight, ngrams);
   EXPECT_EQ(ngrams.buckets.size(), 2u);  // 证 and 证证
+}
+
+TEST(TaskNgramsTest, TheRequestOutweighsTheMaterialItIsAbout) {
+  const std::string text =
+      "Which vendor does this paragraph name? \"Acme Cloud will design and analyse a failover "
+      "architecture for the outage.\"";
+  const auto plain = ngrams_of(text, 1);
+  const auto weighted = ngrams_of(text, 3);
+  // The same n-grams either way; only their values move.
+  EXPECT_EQ(std::set<uint32_t>(plain.buckets.begin(), plain.buckets.end()),
+            std::set<uint32_t>(weighted.buckets.begin(), weighted.buckets.end()));
+  EXPECT_NEAR(norm(weighted), 1.0, 1e-6);
+  const auto vendor = ngrams_of("vendor");
+  const auto design = ngrams_of("design");
+  EXPECT_FLOAT_EQ(value_of(plain, vendor), value_of(plain, design));
+  EXPECT_GT(value_of(weighted, vendor), 1.5f * value_of(weighted, design));
+}
+
+TEST(TaskNgramsTest, WeightOneCountsAsBeforeRequestSpans) {
+  // A line break is a space to the tokenizer, so at weight 1 (one run, as the models trained
+  // before request spans read it) bigrams cross the lines; a higher weight reads the request
+  // and the material apart, and the chain breaks where they meet.
+  const std::string text = "Translate this email into French\nDear Anna\nBest Tom";
+  EXPECT_EQ(ngrams_of(text, 1).buckets.size(), 17u);  // 9 words + 8 bigrams
+  EXPECT_EQ(ngrams_of(text, 2).buckets.size(), 15u);  // 9 words + 4 + 1 + 1 bigrams
+  NgramVector clamped;
+  hashed_ngrams(text, 0, clamped);  // out of range: counted as 1
+  EXPECT_TRUE(clamped.buckets == ngrams_of(text, 1).buckets);
 }
 
 TEST(TaskModelTest, TheShippedModelParsesAndSeparatesThePlainCases) {
@@ -109,13 +147,29 @@ TEST(TaskModelTest, AFileRoundTripsWithItsVersion) {
   std::vector<float> weights(kNgramBuckets, 0.0f);
   weights[3] = 0.25f;
   weights[70] = -1.123456789f;
-  const TaskModel model = TaskModel::from_weights(weights, 0.5, {{"note", "test"}});
+  const TaskModel model = TaskModel::from_weights(weights, 0.5, 3, {{"note", "test"}});
   auto parsed = TaskModel::parse(model.to_json().dump(), "t.json");
   ASSERT_TRUE(parsed) << parsed.error().message;
   EXPECT_EQ(parsed.value().version(), model.version());
+  EXPECT_EQ(parsed.value().request_weight(), 3);
   EXPECT_EQ(parsed.value().weights()[70], model.weights()[70]);
   EXPECT_EQ(parsed.value().metadata().at("note"), "test");
   EXPECT_EQ(model.to_json().at("weights").size(), 2u);
+}
+
+TEST(TaskModelTest, TheRequestWeightIsPartOfTheModel) {
+  std::vector<float> weights(kNgramBuckets, 0.0f);
+  weights[3] = 0.25f;
+  const TaskModel plain = TaskModel::from_weights(weights, 0.5, 1, {});
+  const TaskModel weighted = TaskModel::from_weights(weights, 0.5, 3, {});
+  EXPECT_NE(plain.version(), weighted.version());
+  // A file written before the field existed counted every n-gram once.
+  auto json = plain.to_json();
+  json.erase("request_weight");
+  auto parsed = TaskModel::parse(json.dump(), "old.json");
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(parsed.value().request_weight(), 1);
+  EXPECT_EQ(parsed.value().version(), plain.version());
 }
 
 TEST(TaskModelTest, BadFilesAreRefusedNamingTheField) {
@@ -134,6 +188,9 @@ TEST(TaskModelTest, BadFilesAreRefusedNamingTheField) {
       {head + R"("bias": 0, "weights": [[1, 1], [1, 2]]})", "weights[1]: bucket 1 appears twice"},
       {head + R"("bias": 0, "weights": [[1]]})", "weights[0]: must be [bucket, weight]"},
       {head + R"("bias": 0, "weights": [[1, "w"]]})", "weights[0]: must be a number"},
+      {head + R"("bias": 0, "request_weight": 0, "weights": []})", "request_weight: must be"},
+      {head + R"("bias": 0, "request_weight": 17, "weights": []})", "request_weight: must be"},
+      {head + R"("bias": 0, "request_weight": 2.5, "weights": []})", "request_weight: must be"},
   };
   for (const auto& [text, expected] : cases) {
     auto parsed = TaskModel::parse(text, "t.json");
@@ -153,7 +210,7 @@ TEST(TaskModelTest, TheFeatureIsTheTaskModelsLogitClipped) {
   const auto features = extract_features(view);
   EXPECT_NEAR(features.values[index], TaskModel::builtin().logit(view.last_user), 1e-5);
   std::vector<float> weights(kNgramBuckets, 0.0f);
-  const TaskModel huge = TaskModel::from_weights(weights, 1000.0, {});
+  const TaskModel huge = TaskModel::from_weights(weights, 1000.0, 1, {});
   EXPECT_EQ(extract_features(view, huge).values[index], 12.0f);
 }
 
