@@ -11,7 +11,11 @@
 //   en-ascii  the same with those few characters made ASCII (the scanner's fast path),
 //   en+card   `en` with a payment card number at the very end, so the scanner finds it after
 //             reading everything and the policy takes the privacy path,
-//   zh        Chinese prose (bench/data/routing_prose_zh.txt, written for this benchmark).
+//   zh        Chinese prose (bench/data/routing_prose_zh.txt, written for this benchmark),
+//   ja ko ru ar hi   Japanese, Korean, Russian, Arabic and Hindi prose (routing_prose_<code>.txt,
+//             written for this benchmark): the features' latency budget holds in any script,
+//             and these take other paths through the decoder (two-byte Cyrillic and Arabic,
+//             three-byte Devanagari, kana and Hangul beside the ideographs).
 // The data files are repeated as needed to reach the size, and cut on a code point boundary.
 // Two configurations: the defaults (config::RoutingConfig{}, built-in detectors and classifier)
 // and the configurable path (4 privacy regexes and a 30-word keyword list on top).
@@ -559,7 +563,7 @@ int main(int argc, char** argv) {
   int long_iterations = 5000;
   int warmup = 1000;
   std::vector<size_t> sizes = {100, 2000, 20000};
-  app.add_option("--data", data, "Folder of routing_prose_en.txt and routing_prose_zh.txt")
+  app.add_option("--data", data, "Folder of the routing_prose_<language>.txt files")
       ->capture_default_str();
   app.add_option("-n,--iterations", iterations, "Timed decisions per case up to 2,000 chars")
       ->capture_default_str();
@@ -581,6 +585,10 @@ int main(int argc, char** argv) {
   const std::string en = read_file(data + "/routing_prose_en.txt");
   const std::string zh = read_file(data + "/routing_prose_zh.txt");
   const std::string en_ascii = ascii_only(en);
+  std::vector<std::pair<std::string, std::string>> other_scripts;
+  for (const char* code : {"ja", "ko", "ru", "ar", "hi"}) {
+    other_scripts.emplace_back(code, read_file(data + "/routing_prose_" + code + ".txt"));
+  }
 
   struct Named {
     std::string name;
@@ -608,12 +616,15 @@ int main(int argc, char** argv) {
     for (size_t chars : sizes) {
       const int n = chars > 2000 ? long_iterations : iterations;
       const int w = chars > 2000 ? std::max(1, warmup / 10) : warmup;
-      const std::vector<std::pair<std::string, std::string>> variants = {
+      std::vector<std::pair<std::string, std::string>> variants = {
           {"en", prompt_of(en, chars)},
           {"en-ascii", prompt_of(en_ascii, chars)},
           {"en+card", with_card_at_end(en, chars)},
           {"zh", prompt_of(zh, chars)},
       };
+      for (const auto& [code, prose] : other_scripts) {
+        variants.emplace_back(code, prompt_of(prose, chars));
+      }
       for (const auto& [variant, text] : variants) {
         if (!only.empty() &&
             (named.name + "/" + variant + "/" + std::to_string(chars)).find(only) ==

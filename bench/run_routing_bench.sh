@@ -30,7 +30,10 @@ jq -r --arg cpu "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)" \
   def prompt_name: if .variant == "en" then "English"
              elif .variant == "en-ascii" then "English, ASCII only"
              elif .variant == "en+card" then "English + card at end"
-             elif .variant == "zh" then "Chinese" else .variant end;
+             elif .variant == "zh" then "Chinese" elif .variant == "ja" then "Japanese"
+             elif .variant == "ko" then "Korean" elif .variant == "ru" then "Russian"
+             elif .variant == "ar" then "Arabic" elif .variant == "hi" then "Hindi"
+             else .variant end;
   def route: "\(.tier) (\(.reason))";
   . as $all |
   "Machine: \($nproc) cores (nproc), \($cpu); load average before the summary \($load). One thread, unpinned; steady_clock, \(.clock_overhead_ns | round) ns per reading (inside every figure). \(.iterations | commas) timed decisions per case up to 2,000 characters, \(.long_iterations | commas) at 20,000, after \(.warmup | commas) (\(.warmup / 10 | round | commas) at 20,000) untimed.",
