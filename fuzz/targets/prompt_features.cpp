@@ -67,8 +67,8 @@ void check_ngrams(const NgramVector& ngrams) {
   }
 }
 
-// The ideograph fast path answers exactly where the general decoder reads a three-byte
-// U+4E00..U+9FFF, with the same code point.
+// The ideograph and kana fast paths answer exactly where the general decoder reads a three-byte
+// U+4E00..U+9FFF or U+3040..U+30FF, with the same code point.
 void check_ideograph_decoding(std::string_view text) {
   for (size_t i = 0; i < text.size(); ++i) {
     uint32_t cp = 0;
@@ -76,6 +76,8 @@ void check_ideograph_decoding(std::string_view text) {
     const bool ideograph = length == 3 && cp >= 0x4e00 && cp <= 0x9fff;
     FUZZ_CHECK_MSG(common_ideograph_at(text, i) == (ideograph ? cp : 0),
                    "at offset " + std::to_string(i));
+    const bool kana = length == 3 && cp >= 0x3040 && cp <= 0x30ff;
+    FUZZ_CHECK_MSG(kana_at(text, i) == (kana ? cp : 0), "kana at offset " + std::to_string(i));
   }
 }
 

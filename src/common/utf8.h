@@ -82,6 +82,20 @@ inline uint32_t common_ideograph_at(std::string_view text, size_t i) {
   return cp >= 0x4e00 ? cp : 0;
 }
 
+// The kana character (U+3040 to U+30FF: hiragana and katakana, E3 81..83 xx) at text[i], or 0:
+// with the common ideographs, nearly all of Japanese text. Decodes as decode_utf8 does.
+inline uint32_t kana_at(std::string_view text, size_t i) {
+  if (i + 2 >= text.size() || static_cast<unsigned char>(text[i]) != 0xe3) {
+    return 0;
+  }
+  const auto second = static_cast<unsigned char>(text[i + 1]);
+  const auto third = static_cast<unsigned char>(text[i + 2]);
+  if (second - 0x81u > 0x83u - 0x81u || (third & 0xc0) != 0x80) {
+    return 0;
+  }
+  return three_byte_code_point(0xe3, second, third);
+}
+
 // Appends the character `cp` (at most U+10FFFF) as UTF-8.
 inline void append_utf8(std::string& out, uint32_t cp) {
   if (cp < 0x80) {

@@ -147,6 +147,46 @@ constexpr std::array<bool, 256> kMayFold = [] {
   return may;
 }();
 
+namespace {
+
+// For each lead byte in kMayFold, the second bytes (0x80..0xBF, bit b - 0x80) that begin a
+// character fold() changes. A lead followed by any other byte starts a character that folds to
+// itself (kana, Hangul, most Arabic letters share leads with a few folding characters: E3, D9,
+// DB) or no valid character at all; either way its bytes are copied as they are.
+constexpr std::array<uint64_t, 256> kFoldingSecondBytes = [] {
+  std::array<uint64_t, 256> second{};
+  const auto add = [&second](unsigned char lead, unsigned char first, unsigned char last) {
+    for (unsigned char b = first; b <= last; ++b) {
+      second[lead] |= uint64_t{1} << (b - 0x80);
+    }
+  };
+  add(0xC2, 0xA0, 0xA0);  // U+00A0
+  add(0xC2, 0xAD, 0xAD);  // U+00AD
+  add(0xCD, 0x8F, 0x8F);  // U+034F
+  add(0xD9, 0xA0, 0xA9);  // U+0660..U+0669
+  add(0xDB, 0xB0, 0xB9);  // U+06F0..U+06F9
+  add(0xE1, 0xA0, 0xA0);  // U+1800..U+183F (U+180E)
+  add(0xE2, 0x80, 0x81);  // U+2000..U+207F
+  add(0xE2, 0x88, 0x88);  // U+2200..U+223F (U+2212)
+  add(0xE3, 0x80, 0x80);  // U+3000..U+303F (U+3000, U+3002)
+  add(0xEF, 0xB8, 0xBD);  // U+FE00..U+FF7F
+  add(0xF0, 0x9D, 0x9D);  // U+1D000..U+1DFFF (the mathematical digits)
+  return second;
+}();
+
+// Whether the character at s[i] (whose lead byte is in kMayFold) may fold: its second byte is
+// one that some folding character with this lead has.
+bool may_fold_at(std::string_view s, size_t i) {
+  if (i + 1 >= s.size()) {
+    return true;  // a cut character: decoding says what it is
+  }
+  const auto second = static_cast<unsigned char>(s[i + 1]);
+  const auto lead = static_cast<unsigned char>(s[i]);
+  return second >= 0x80 && second < 0xC0 && ((kFoldingSecondBytes[lead] >> (second - 0x80)) & 1);
+}
+
+}  // namespace
+
 bool is_ascii(std::string_view s) {
   uint64_t any = 0;
   size_t i = 0;
@@ -236,6 +276,10 @@ size_t FoldedText::fold_into(Scratch& scratch) const {
     i = run;
     if (i == size) {
       break;
+    }
+    if (!may_fold_at(original_, i)) {
+      out[n++] = in[i++];  // the lead; its continuation bytes go with the next run
+      continue;
     }
     const CodePoint cp = decode_utf8(original_, i);
     const int folded = cp.length > 1 ? fold(cp.value) : kKeep;

@@ -51,6 +51,9 @@ CodePointKind classify(uint32_t cp) {
   if (cp - 0x4e00 <= 0x9fff - 0x4e00) {
     return CodePointKind::kCjk;  // the common ideographs, most of any Chinese text: one test
   }
+  if (cp >= 0xc0 && cp < 0x2000 && cp != 0xd7 && cp != 0xf7 && (cp < 0x370 || cp > 0x3ff)) {
+    return CodePointKind::kLetter;  // Latin, Cyrillic, Arabic, Devanagari...: before the chain
+  }
   if ((cp >= 0x3040 && cp <= 0x30ff) || (cp >= 0x3400 && cp <= 0x4dbf) ||
       (cp >= 0xac00 && cp <= 0xd7af) || (cp >= 0xf900 && cp <= 0xfaff)) {
     return CodePointKind::kCjk;
@@ -72,6 +75,13 @@ CodePointKind classify(uint32_t cp) {
     return CodePointKind::kSeparator;
   }
   return CodePointKind::kLetter;  // accented Latin, Cyrillic, Arabic...: part of a word
+}
+
+// A character the scan's run loop takes without the general decoder, else 0: a common
+// ideograph or kana, nearly all of Chinese and Japanese text (classify() calls both kCjk).
+inline uint32_t run_cjk_at(std::string_view text, size_t i) {
+  const uint32_t cp = common_ideograph_at(text, i);
+  return cp != 0 ? cp : kana_at(text, i);
 }
 
 // The run of CJK characters in progress, for the Chinese cue phrases that end at each character
@@ -129,7 +139,7 @@ class Scanner {
         continue;
       }
       if (c >= 0x80) {
-        if (common_ideograph_at(text_, i) != 0) {
+        if (run_cjk_at(text_, i) != 0) {
           i = add_ideograph_run(i) - 1;
           continue;
         }
@@ -241,12 +251,12 @@ class Scanner {
     const std::string_view text = text_;
     ZhRun zh = zh_;
     size_t end = begin;
-    for (uint32_t cp = common_ideograph_at(text, end); cp != 0;) {
+    for (uint32_t cp = run_cjk_at(text, end); cp != 0;) {
       if (const size_t room = zh.add(cp, end, 3, zh_cues_); room != 0) {
         zh.matched_until = match_zh_phrase(zh, room);
       }
       end += 3;
-      cp = common_ideograph_at(text, end);
+      cp = run_cjk_at(text, end);
     }
     zh_ = zh;
     const size_t characters = (end - begin) / 3;

@@ -40,9 +40,12 @@ CharKind kind_of(uint32_t cp) {
   if (cp - 0x4e00 <= 0x9fff - 0x4e00) {
     return CharKind::kIdeograph;  // the common ideographs, most of any Chinese text: one test
   }
-  if ((cp >= 0x3400 && cp <= 0x4dbf) || (cp >= 0xf900 && cp <= 0xfaff) ||
-      (cp >= 0x20000 && cp <= 0x2ffff) || (cp >= 0x3040 && cp <= 0x30ff) ||
-      (cp >= 0xac00 && cp <= 0xd7af)) {
+  if (cp >= 0xc0 && cp < 0x2000 && cp != 0xd7 && cp != 0xf7) {
+    return CharKind::kWordChar;  // Latin, Greek, Cyrillic, Arabic, Devanagari...: one test
+  }
+  if ((cp >= 0x3040 && cp <= 0x30ff) || (cp >= 0xac00 && cp <= 0xd7af) ||  // kana, Hangul
+      (cp >= 0x3400 && cp <= 0x4dbf) || (cp >= 0xf900 && cp <= 0xfaff) ||
+      (cp >= 0x20000 && cp <= 0x2ffff)) {
     return CharKind::kIdeograph;
   }
   if (cp == 0xa0 || cp == 0x3000 || (cp >= 0x2000 && cp <= 0x200b)) {

@@ -105,5 +105,30 @@ TEST(CommonIdeographAtTest, NeverReadsPastTheEndOfAView) {
   EXPECT_EQ(common_ideograph_at(buffer, 1), 0x4e2du);
 }
 
+TEST(KanaAtTest, AgreesWithDecodeUtf8InsideTheRangeAndIsZeroOutside) {
+  const std::vector<DecodeCase> cases = {
+      {"the first of the hiragana block", "\xe3\x81\x80", 0x3040, 3},
+      {"the last of the katakana block", "\xe3\x83\xbf", 0x30ff, 3},
+      {"hiragana a", "\xe3\x81\x82", 0x3042, 3},
+      {"katakana ka", "\xe3\x82\xab", 0x30ab, 3},
+      {"just below (CJK punctuation)", "\xe3\x80\xbf", 0, 0},
+      {"just above (bopomofo)", "\xe3\x84\x80", 0, 0},
+      {"an ideograph", "\xe4\xb8\xad", 0, 0},
+      {"cut after two bytes", "\xe3\x81", 0, 0},
+      {"third byte not a continuation", "\xe3\x81\x41", 0, 0},
+  };
+  for (const auto& c : cases) {
+    EXPECT_EQ(kana_at(c.bytes, 0), c.code_point) << c.name;
+    if (c.code_point != 0) {
+      uint32_t cp = 0;
+      EXPECT_EQ(decode_utf8(c.bytes, 0, cp), c.length) << c.name;
+      EXPECT_EQ(cp, c.code_point) << c.name;
+    }
+  }
+  const std::string buffer = "a\xe3\x81\x82";
+  EXPECT_EQ(kana_at(std::string_view(buffer.data(), 3), 1), 0u);  // never past the view
+  EXPECT_EQ(kana_at(buffer, 1), 0x3042u);
+}
+
 }  // namespace
 }  // namespace tandem
