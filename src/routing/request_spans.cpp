@@ -159,7 +159,7 @@ bool asks_before_colon(std::string_view head) {
       seen_word = true;
     }
   }
-  return head.size() - count_chars(head) >= 4;  // three characters of a non-Latin script
+  return head.size() - count_chars(head) >= 4;  // two CJK characters ("翻译"), four Cyrillic
 }
 
 // The span without a long tail after its first introducing colon.
