@@ -96,6 +96,30 @@ inline uint32_t kana_at(std::string_view text, size_t i) {
   return three_byte_code_point(0xe3, second, third);
 }
 
+// The Arabic comma, semicolon, question mark and full stop and the Devanagari danda and double
+// danda (U+060C, U+061B, U+061F, U+06D4, U+0964, U+0965): punctuation inside the letter blocks
+// that text scanners take in one range test. A bit per code point of U+0600..U+097F.
+inline bool is_arabic_or_devanagari_mark(uint32_t cp) {
+  static constexpr uint64_t kMarks[14] = {
+      (uint64_t{1} << 0x0c) | (uint64_t{1} << 0x1b) | (uint64_t{1} << 0x1f),  // U+0600..
+      0,
+      0,
+      uint64_t{1} << 0x14,  // U+06C0..: U+06D4
+      0,
+      0,
+      0,
+      0,
+      0,
+      0,
+      0,
+      0,
+      0,
+      (uint64_t{1} << 0x24) | (uint64_t{1} << 0x25),  // U+0940..: U+0964, U+0965
+  };
+  const uint32_t offset = cp - 0x0600;
+  return offset < 14 * 64 && ((kMarks[offset >> 6] >> (offset & 63)) & 1) != 0;
+}
+
 // Appends the character `cp` (at most U+10FFFF) as UTF-8.
 inline void append_utf8(std::string& out, uint32_t cp) {
   if (cp < 0x80) {

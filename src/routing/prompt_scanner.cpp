@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "common/utf8.h"
+#include "routing/prompt_code_points.h"
 #include "routing/prompt_cues_zh.h"
 #include "routing/prompt_feature_ids.h"
 #include "routing/prompt_vocabulary.h"
@@ -42,46 +43,6 @@ bool is_digit(unsigned char c) {
 }
 bool is_blank(unsigned char c) {
   return c == ' ' || c == '\t' || c == '\r';
-}
-
-// What a non-ASCII code point counts as.
-enum class CodePointKind : uint8_t { kLetter, kCjk, kMath, kTerminator, kQuestion, kSeparator };
-
-CodePointKind classify(uint32_t cp) {
-  if (cp - 0x4e00 <= 0x9fff - 0x4e00) {
-    return CodePointKind::kCjk;  // the common ideographs, most of any Chinese text: one test
-  }
-  if (cp >= 0xc0 && cp < 0x2000 && cp != 0xd7 && cp != 0xf7 && (cp < 0x370 || cp > 0x3ff)) {
-    return CodePointKind::kLetter;  // Latin, Cyrillic, Arabic, Devanagari...: before the chain
-  }
-  if ((cp >= 0x3040 && cp <= 0x30ff) || (cp >= 0x3400 && cp <= 0x4dbf) ||
-      (cp >= 0xac00 && cp <= 0xd7af) || (cp >= 0xf900 && cp <= 0xfaff)) {
-    return CodePointKind::kCjk;
-  }
-  if ((cp >= 0x2200 && cp <= 0x22ff) || cp == 0xd7 || cp == 0xf7 ||
-      (cp >= 0x0370 && cp <= 0x03ff)) {
-    return CodePointKind::kMath;  // operators, x, division sign, Greek letters
-  }
-  if (cp == 0x3002 || cp == 0xff01 || cp == 0xff0e) {
-    return CodePointKind::kTerminator;
-  }
-  if (cp == 0xff1f) {
-    return CodePointKind::kQuestion;
-  }
-  if (cp < 0xc0 || (cp >= 0x2000 && cp <= 0x2bff) || (cp >= 0x3000 && cp <= 0x303f) ||
-      (cp >= 0xfe30 && cp <= 0xfe4f) || (cp >= 0xff00 && cp <= 0xff65) || cp == 0xfffd ||
-      cp >= 0x1f000) {
-    // Latin-1 and general punctuation, CJK punctuation, emoji, invalid bytes.
-    return CodePointKind::kSeparator;
-  }
-  return CodePointKind::kLetter;  // accented Latin, Cyrillic, Arabic...: part of a word
-}
-
-// A character the scan's run loop takes without the general decoder, else 0: a common
-// ideograph or kana, nearly all of Chinese and Japanese text (classify() calls both kCjk).
-inline uint32_t run_cjk_at(std::string_view text, size_t i) {
-  const uint32_t cp = common_ideograph_at(text, i);
-  return cp != 0 ? cp : kana_at(text, i);
 }
 
 // The run of CJK characters in progress, for the Chinese cue phrases that end at each character

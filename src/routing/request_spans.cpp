@@ -92,15 +92,26 @@ TextSpan last_line(std::string_view text) {
   return {0, 0};
 }
 
-// The length of a sentence terminator at text[i] (". " "? " "! " or 。？！), else 0.
+// The length of a sentence terminator at text[i] (". " "? " "! ", 。？！, the Arabic ؟ and ۔,
+// the Devanagari । and ॥), else 0.
 size_t terminator_at(std::string_view text, size_t i, size_t end) {
   const auto c = static_cast<unsigned char>(text[i]);
   if (c == '.' || c == '?' || c == '!') {
     return i + 1 == end || is_blank(static_cast<unsigned char>(text[i + 1])) ? 1 : 0;
   }
+  if (c < 0xd8) {
+    return 0;  // ASCII letters, Latin, Cyrillic: most bytes
+  }
+  if (i + 2 <= end) {
+    const std::string_view two = text.substr(i, 2);
+    if (two == "\xd8\x9f" || two == "\xdb\x94") {
+      return 2;
+    }
+  }
   if (i + 3 <= end) {
     const std::string_view three = text.substr(i, 3);
-    if (three == "\xe3\x80\x82" || three == "\xef\xbc\x9f" || three == "\xef\xbc\x81") {
+    if (three == "\xe3\x80\x82" || three == "\xef\xbc\x9f" || three == "\xef\xbc\x81" ||
+        three == "\xe0\xa5\xa4" || three == "\xe0\xa5\xa5") {
       return 3;
     }
   }

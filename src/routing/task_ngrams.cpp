@@ -41,7 +41,9 @@ CharKind kind_of(uint32_t cp) {
     return CharKind::kIdeograph;  // the common ideographs, most of any Chinese text: one test
   }
   if (cp >= 0xc0 && cp < 0x2000 && cp != 0xd7 && cp != 0xf7) {
-    return CharKind::kWordChar;  // Latin, Greek, Cyrillic, Arabic, Devanagari...: one test
+    // Latin, Greek, Cyrillic, Arabic, Devanagari...: one test, less the Arabic comma,
+    // semicolon, question mark and full stop and the Devanagari dandas.
+    return is_arabic_or_devanagari_mark(cp) ? CharKind::kPunctuation : CharKind::kWordChar;
   }
   if ((cp >= 0x3040 && cp <= 0x30ff) || (cp >= 0xac00 && cp <= 0xd7af) ||  // kana, Hangul
       (cp >= 0x3400 && cp <= 0x4dbf) || (cp >= 0xf900 && cp <= 0xfaff) ||

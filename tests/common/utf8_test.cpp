@@ -130,5 +130,17 @@ TEST(KanaAtTest, AgreesWithDecodeUtf8InsideTheRangeAndIsZeroOutside) {
   EXPECT_EQ(kana_at(buffer, 1), 0x3042u);
 }
 
+TEST(ArabicOrDevanagariMarkTest, TheSixMarksAndNotTheirNeighbours) {
+  for (const uint32_t mark : {0x060cu, 0x061bu, 0x061fu, 0x06d4u, 0x0964u, 0x0965u}) {
+    EXPECT_TRUE(is_arabic_or_devanagari_mark(mark)) << std::hex << mark;
+  }
+  // The marks' neighbours, letters, the ends of the table and beyond it.
+  for (const uint32_t other : {0x060bu, 0x060du, 0x061au, 0x061cu, 0x061eu,   0x0620u,    0x06d3u,
+                               0x06d5u, 0x0963u, 0x0966u, 0x0627u, 0x0915u,   0x05ffu,    0x0600u,
+                               0x097fu, 0x0980u, 0x0u,    0x3002u, 0x10ffffu, 0xffffffffu}) {
+    EXPECT_FALSE(is_arabic_or_devanagari_mark(other)) << std::hex << other;
+  }
+}
+
 }  // namespace
 }  // namespace tandem

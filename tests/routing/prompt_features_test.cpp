@@ -192,6 +192,14 @@ TEST(PromptFeatures, CjkTextSetsLanguageFeatures) {
   EXPECT_EQ(feature(f, "sentences"), log_count(1));   // the ideographic full stop
   EXPECT_EQ(feature(f, "avg_word_length"), 0);        // no Latin words
 
+  // Arabic and Devanagari sentence marks end sentences; the Arabic comma is not a letter.
+  const auto arabic = of("هل الماء مبلل؟ أجب بنعم أو لا، من فضلك.");
+  EXPECT_EQ(feature(arabic, "question_marks"), log_count(1));
+  EXPECT_EQ(feature(arabic, "sentences"), log_count(2));
+  EXPECT_EQ(feature(arabic, "log_words"), log_count(9));
+  const auto hindi = of("यह पहला वाक्य है। यह दूसरा वाक्य है।");
+  EXPECT_EQ(feature(hindi, "sentences"), log_count(2));
+
   const auto english = of("Summarise the article.");
   EXPECT_EQ(feature(english, "cjk_ratio"), 0);
   EXPECT_EQ(feature(english, "non_ascii_ratio"), 0);

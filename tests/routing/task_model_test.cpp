@@ -57,6 +57,9 @@ TEST(TaskNgramsTest, PunctuationBreaksBigramsAndSpaceDoesNot) {
   EXPECT_EQ(ngrams_of("design system").buckets.size(), 3u);
   EXPECT_EQ(ngrams_of("design. system").buckets.size(), 2u);
   EXPECT_EQ(ngrams_of("design，system").buckets.size(), 2u);  // a full-width comma
+  EXPECT_EQ(ngrams_of("كلمة أخرى").buckets.size(), 3u);
+  EXPECT_EQ(ngrams_of("كلمة، أخرى").buckets.size(), 2u);  // the Arabic comma
+  EXPECT_EQ(ngrams_of("एक। दो").buckets.size(), 2u);      // the danda
 }
 
 TEST(TaskNgramsTest, ChineseGivesCharacterUnigramsAndBigrams) {

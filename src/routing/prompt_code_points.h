@@ -1,0 +1,74 @@
+#pragma once
+// Internal to the cue scan (prompt_scanner.cpp): what each non-ASCII code point counts as, and
+// the characters its run loop reads without the general decoder. Kept apart so the scan's file
+// holds the scan.
+//
+// Thread-safety: pure functions.
+
+#include <cstdint>
+#include <string_view>
+
+#include "common/utf8.h"
+
+namespace tandem::routing::prompt_detail {
+
+// What a non-ASCII code point counts as.
+enum class CodePointKind : uint8_t { kLetter, kCjk, kMath, kTerminator, kQuestion, kSeparator };
+
+// Inlined: its one caller is the scan's per-character path, where a call costs what the
+// classification does.
+[[gnu::always_inline]] inline CodePointKind classify(uint32_t cp) {
+  if (cp - 0x4e00 <= 0x9fff - 0x4e00) {
+    return CodePointKind::kCjk;  // the common ideographs, most of any Chinese text: one test
+  }
+  if (cp >= 0xc0 && cp < 0x2000 && cp != 0xd7 && cp != 0xf7 && (cp < 0x370 || cp > 0x3ff)) {
+    // Latin, Cyrillic, Arabic, Devanagari...: before the chain, with the sentence marks of the
+    // scripts in that range.
+    if (!is_arabic_or_devanagari_mark(cp)) {
+      return CodePointKind::kLetter;
+    }
+    switch (cp) {
+      case 0x061f:  // Arabic question mark
+        return CodePointKind::kQuestion;
+      case 0x06d4:  // Arabic full stop, Devanagari danda and double danda
+      case 0x0964:
+      case 0x0965:
+        return CodePointKind::kTerminator;
+      case 0x060c:  // Arabic comma and semicolon
+      case 0x061b:
+        return CodePointKind::kSeparator;
+      default:
+        return CodePointKind::kLetter;
+    }
+  }
+  if ((cp >= 0x3040 && cp <= 0x30ff) || (cp >= 0x3400 && cp <= 0x4dbf) ||
+      (cp >= 0xac00 && cp <= 0xd7af) || (cp >= 0xf900 && cp <= 0xfaff)) {
+    return CodePointKind::kCjk;
+  }
+  if ((cp >= 0x2200 && cp <= 0x22ff) || cp == 0xd7 || cp == 0xf7 ||
+      (cp >= 0x0370 && cp <= 0x03ff)) {
+    return CodePointKind::kMath;  // operators, x, division sign, Greek letters
+  }
+  if (cp == 0x3002 || cp == 0xff01 || cp == 0xff0e) {
+    return CodePointKind::kTerminator;
+  }
+  if (cp == 0xff1f) {
+    return CodePointKind::kQuestion;
+  }
+  if (cp < 0xc0 || (cp >= 0x2000 && cp <= 0x2bff) || (cp >= 0x3000 && cp <= 0x303f) ||
+      (cp >= 0xfe30 && cp <= 0xfe4f) || (cp >= 0xff00 && cp <= 0xff65) || cp == 0xfffd ||
+      cp >= 0x1f000) {
+    // Latin-1 and general punctuation, CJK punctuation, emoji, invalid bytes.
+    return CodePointKind::kSeparator;
+  }
+  return CodePointKind::kLetter;  // accented Latin, Cyrillic, Arabic...: part of a word
+}
+
+// A character the scan's run loop takes without the general decoder, else 0: a common
+// ideograph or kana, nearly all of Chinese and Japanese text (classify() calls both kCjk).
+inline uint32_t run_cjk_at(std::string_view text, size_t i) {
+  const uint32_t cp = common_ideograph_at(text, i);
+  return cp != 0 ? cp : kana_at(text, i);
+}
+
+}  // namespace tandem::routing::prompt_detail
