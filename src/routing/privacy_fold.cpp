@@ -134,23 +134,12 @@ int fold(char32_t cp) {
 
 }  // namespace
 
-// The lead bytes of every character fold() changes: U+00A0 and U+00AD (C2), U+034F (CD), the
-// Arabic-Indic digits (D9, DB), U+180E (E1), U+2000..U+206F and U+2212 (E2), U+3000 and U+3002
-// (E3), U+FE00..U+FF61 (EF) and the mathematical digits (F0). Every other byte is copied as it
-// is, which is what folding does to it: CJK ideographs (E4..E9) and continuation bytes are never
-// decoded.
-constexpr std::array<bool, 256> kMayFold = [] {
-  std::array<bool, 256> may{};
-  for (const unsigned char lead : {0xC2, 0xCD, 0xD9, 0xDB, 0xE1, 0xE2, 0xE3, 0xEF, 0xF0}) {
-    may[lead] = true;
-  }
-  return may;
-}();
-
 namespace {
 
-// For each lead byte in kMayFold, the second bytes (0x80..0xBF, bit b - 0x80) that begin a
-// character fold() changes. A lead followed by any other byte starts a character that folds to
+// For each lead byte, the second bytes (0x80..0xBF, bit b - 0x80) that begin a character
+// fold() changes: U+00A0 and U+00AD (C2), U+034F (CD), the Arabic-Indic digits (D9, DB), U+180E
+// (E1), U+2000..U+206F and U+2212 (E2), U+3000 and U+3002 (E3), U+FE00..U+FF61 (EF) and the
+// mathematical digits (F0). A lead followed by any other byte starts a character that folds to
 // itself (kana, Hangul, most Arabic letters share leads with a few folding characters: E3, D9,
 // DB) or no valid character at all; either way its bytes are copied as they are.
 constexpr std::array<uint64_t, 256> kFoldingSecondBytes = [] {
@@ -172,6 +161,16 @@ constexpr std::array<uint64_t, 256> kFoldingSecondBytes = [] {
   add(0xEF, 0xB8, 0xBD);  // U+FE00..U+FF7F
   add(0xF0, 0x9D, 0x9D);  // U+1D000..U+1DFFF (the mathematical digits)
   return second;
+}();
+
+// The lead bytes above. Every other byte is copied as it is, which is what folding does to it:
+// CJK ideographs (E4..E9) and continuation bytes are never decoded.
+constexpr std::array<bool, 256> kMayFold = [] {
+  std::array<bool, 256> may{};
+  for (size_t lead = 0; lead < may.size(); ++lead) {
+    may[lead] = kFoldingSecondBytes[lead] != 0;
+  }
+  return may;
 }();
 
 // Whether the character at s[i] (whose lead byte is in kMayFold) may fold: its second byte is
