@@ -84,7 +84,22 @@ GatewayEgressGuard::GatewayEgressGuard(const config::GatewayConfig& config,
       audit_content_(config.operations.audit.content),
       scanner_(std::move(scanner)),
       audit_(std::move(audit)),
-      metrics_(metrics) {}
+      metrics_(metrics) {
+  for (size_t i = 0; i < sends_.size(); ++i) {
+    sends_[i] = &sends_counter(kEgressPurposes[i]);
+  }
+}
+
+telemetry::Counter& GatewayEgressGuard::sends_counter(const std::string& purpose) {
+  for (size_t i = 0; i < sends_.size(); ++i) {
+    if (sends_[i] != nullptr && purpose == kEgressPurposes[i]) {
+      return *sends_[i];
+    }
+  }
+  return metrics_.counter(kEgressSendsMetric,
+                          "Bodies the egress guard let leave the device, by purpose",
+                          {{"purpose", purpose}});
+}
 
 EgressRefusal GatewayEgressGuard::refuse(const EgressSend& send, std::string code,
                                          std::string message) {
@@ -118,10 +133,7 @@ net::awaitable<std::optional<EgressRefusal>> GatewayEgressGuard::inspect(const s
                        "refuses a send the audit would miss");
     }
   }
-  metrics_
-      .counter(kEgressSendsMetric, "Bodies the egress guard let leave the device, by purpose",
-               {{"purpose", send.purpose}})
-      .add();
+  sends_counter(send.purpose).add();
   co_return std::nullopt;
 }
 

@@ -18,6 +18,8 @@
 // Thread-safety: inspect() may run on any number of coroutines at once; the guard is immutable
 // after construction but for its counters (atomics).
 
+#include <array>
+#include <iterator>
 #include <memory>
 #include <string>
 
@@ -57,6 +59,10 @@ class GatewayEgressGuard final : public upstream::EgressGuard {
                               bool has_findings);
   upstream::EgressRefusal refuse(const upstream::EgressSend& send, std::string code,
                                  std::string message);
+  // The sends counter of `purpose`: resolved once per known purpose at construction, since a
+  // registry lookup (labels built, sorted and validated under its lock) costs more than the
+  // rest of the count.
+  telemetry::Counter& sends_counter(const std::string& purpose);
 
   routing::EgressRules rules_;
   bool audit_required_;
@@ -64,6 +70,7 @@ class GatewayEgressGuard final : public upstream::EgressGuard {
   routing::PrivacyScanner scanner_;
   std::shared_ptr<store::TraceWriter> audit_;
   telemetry::MetricsRegistry& metrics_;
+  std::array<telemetry::Counter*, std::size(kEgressPurposes)> sends_{};
 };
 
 }  // namespace tandem::server
