@@ -5,11 +5,14 @@
 # ROUNDS rounds. Per round it records requests/s and the CPU time the binary used per request;
 # the report gives each binary's medians and, against the first binary, the median of the
 # per-round ratios with their range. Pairing rounds is what makes a 5% difference visible on a
-# machine whose speed swings by more than that from one second to the next.
+# machine whose speed swings by more than that from one second to the next; a binary against
+# itself (an A/A run) shows how wide the ratios spread by chance at the time.
 #   bench/gateway_ab.sh OLD_BINARY NEW_BINARY [MORE...]     # ~ROUNDS x binaries x ROUND_SECONDS
 # Knobs: ROUNDS=12 ROUND_SECONDS=2 WRK_CONNECTIONS=32. Raw rounds: build/bench/gateway_ab/.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=cloud_path.sh
+source "$root/bench/cloud_path.sh"
 out=$root/build/bench/gateway_ab
 rounds=${ROUNDS:-12}
 seconds=${ROUND_SECONDS:-2}
@@ -58,21 +61,8 @@ cpu_ticks() {  # utime + stime of a process, in clock ticks
   awk '{print $14 + $15}' "/proc/$1/stat"
 }
 
-"$upstream_bin" --port 0 --port-file "$out/upstream.port" --threads 1 >"$out/upstream.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 50); do [[ -s "$out/upstream.port" ]] && break; sleep 0.1; done
-upstream_port=$(tr -d '[:space:]' <"$out/upstream.port")
-cat >"$out/tandem.yaml" <<EOF
-server: {threads: 2}
-edge: {enabled: false}
-cloud:
-  upstreams:
-    - name: mock
-      base_url: http://127.0.0.1:$upstream_port/v1
-      models: {fault-ok: fault-ok}
-      retry: {max_retries: 0}
-      health: {interval_ms: 0}
-EOF
+start_mock_upstream "$out"
+write_cloud_config "$out/tandem.yaml"
 
 ports=()
 servers=()

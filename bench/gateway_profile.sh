@@ -14,6 +14,8 @@
 # the process, the counts do not change).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=cloud_path.sh
+source "$root/bench/cloud_path.sh"
 binary=${1:-$root/build/tandem}
 upstream_bin=$root/build/tests/support/fault_upstream
 out=$root/build/bench/profile
@@ -40,23 +42,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$upstream_bin" --port 0 --port-file "$out/upstream.port" --threads 1 >"$out/upstream.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 50); do [[ -s "$out/upstream.port" ]] && break; sleep 0.1; done
-upstream_port=$(tr -d '[:space:]' <"$out/upstream.port")
+start_mock_upstream "$out"
 tandem_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-cat >"$out/tandem.yaml" <<EOF
-server: {threads: 2}
-edge: {enabled: false}
-cloud:
-  upstreams:
-    - name: mock
-      base_url: http://127.0.0.1:$upstream_port/v1
-      models: {fault-ok: fault-ok}
-      retry: {max_retries: 0}
-      health: {interval_ms: 0}
-${TANDEM_YAML:-}
-EOF
+write_cloud_config "$out/tandem.yaml" "${TANDEM_YAML:-}"
 if [[ -n "${SYSCALLS:-}" ]]; then
   "$binary" serve --config "$out/tandem.yaml" --port "$tandem_port" >"$out/tandem.log" 2>&1 &
 else
