@@ -36,15 +36,6 @@ for binary in "$@" "$upstream_bin"; do
 done
 
 rm -rf "$out" && mkdir -p "$out"
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-}
-trap cleanup EXIT
-free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 wait_healthy() {
   for _ in $(seq 100); do
     curl -fsS -o /dev/null --max-time 1 "http://127.0.0.1:$1/health" 2>/dev/null && return 0

@@ -35,15 +35,9 @@ done
 }
 
 rm -rf "$out" && mkdir -p "$out"
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-}
-trap cleanup EXIT
 
 start_mock_upstream "$out"
-tandem_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+tandem_port=$(free_port)
 write_cloud_config "$out/tandem.yaml" "${TANDEM_YAML:-}"
 if [[ -n "${SYSCALLS:-}" ]]; then
   "$binary" serve --config "$out/tandem.yaml" --port "$tandem_port" >"$out/tandem.log" 2>&1 &
