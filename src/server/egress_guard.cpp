@@ -86,19 +86,23 @@ GatewayEgressGuard::GatewayEgressGuard(const config::GatewayConfig& config,
       audit_(std::move(audit)),
       metrics_(metrics) {
   for (size_t i = 0; i < sends_.size(); ++i) {
-    sends_[i] = &sends_counter(kEgressPurposes[i]);
+    sends_[i] = &registered_sends_counter(kEgressPurposes[i]);
   }
+}
+
+telemetry::Counter& GatewayEgressGuard::registered_sends_counter(std::string_view purpose) {
+  return metrics_.counter(kEgressSendsMetric,
+                          "Bodies the egress guard let leave the device, by purpose",
+                          {{"purpose", std::string(purpose)}});
 }
 
 telemetry::Counter& GatewayEgressGuard::sends_counter(const std::string& purpose) {
   for (size_t i = 0; i < sends_.size(); ++i) {
-    if (sends_[i] != nullptr && purpose == kEgressPurposes[i]) {
+    if (purpose == kEgressPurposes[i]) {
       return *sends_[i];
     }
   }
-  return metrics_.counter(kEgressSendsMetric,
-                          "Bodies the egress guard let leave the device, by purpose",
-                          {{"purpose", purpose}});
+  return registered_sends_counter(purpose);
 }
 
 EgressRefusal GatewayEgressGuard::refuse(const EgressSend& send, std::string code,

@@ -22,6 +22,7 @@
 #include <iterator>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "config/config.h"
 #include "routing/egress_rules.h"
@@ -63,6 +64,8 @@ class GatewayEgressGuard final : public upstream::EgressGuard {
   // registry lookup (labels built, sorted and validated under its lock) costs more than the
   // rest of the count.
   telemetry::Counter& sends_counter(const std::string& purpose);
+  // The registry's lookup behind it (for the purposes outside kEgressPurposes).
+  telemetry::Counter& registered_sends_counter(std::string_view purpose);
 
   routing::EgressRules rules_;
   bool audit_required_;
