@@ -182,7 +182,12 @@ describe('chat playground in a headless browser', { skip: skipReason, timeout: 2
     await page.getByTestId('model').selectOption('tandem');
     await page.getByTestId('new-chat').click();
     const answer = await send('Once upon a time', { pattern: 'speculative', maxTokens: '16' });
-    await answer.getByTestId('withdrawn').waitFor();
+    // A failure says what the page showed instead (the events line tells whether the cloud
+    // verified, agreed or timed out).
+    await answer.getByTestId('withdrawn').waitFor().catch(async (err) => {
+      const shown = await answer.innerText();
+      throw new Error(`no withdrawn edge answer; the answer shows: ${shown}`, { cause: err });
+    });
     assert.match(await answer.getByTestId('events').textContent(), /revised: edge → cloud/);
     assert.match(await answer.getByTestId('tier').textContent(), /^cloud/);
     assert.ok((await answer.getByTestId('answer-text').textContent()).length > 0);
