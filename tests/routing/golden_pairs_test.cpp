@@ -6,6 +6,13 @@
 //
 // The goal is 9 in 10 ordered in each language. The shipped router orders 53 of 54 English
 // and 53 of 54 Chinese pairs (98%); before the task model, 46 and 48 (85%, 89%).
+//
+// The fresh sets (bench/data/router_fresh_pairs*.jsonl, docs/ROUTING_QUALITY.md) were each
+// written after the router they were first scored on, by authors who saw neither the router
+// nor the other sets; in about a third of their pairs the easy prompt is the longer one, so
+// prompt length alone cannot order them. They are checked here with the same floors, so a
+// router change that loses what it never saw fails here. None of these files may ever be used
+// to train or tune.
 
 #include <fstream>
 #include <map>
@@ -28,9 +35,9 @@ struct Pair {
   std::string hard;
 };
 
-std::vector<Pair> load_pairs() {
+std::vector<Pair> load_pairs(const std::string& file) {
   std::vector<Pair> pairs;
-  std::ifstream in(TANDEM_ROUTING_CASES "/golden_pairs.jsonl");
+  std::ifstream in(std::string(TANDEM_SOURCE_DIR "/") + file);
   std::string line;
   while (std::getline(in, line)) {
     if (line.empty()) {
@@ -57,9 +64,17 @@ struct Tally {
 
 constexpr double kOrderedFloor = 0.9;
 
-TEST(GoldenPairs, TheShippedRouterOrdersMostPairsInEachLanguage) {
-  const auto pairs = load_pairs();
-  ASSERT_GE(pairs.size(), 60u);
+class PromptPairs : public ::testing::TestWithParam<std::string> {};
+
+// "bench/data/router_fresh_pairs_2.jsonl" -> "router_fresh_pairs_2".
+std::string test_name(const std::string& file) {
+  const size_t slash = file.rfind('/');
+  return file.substr(slash + 1, file.rfind('.') - slash - 1);
+}
+
+TEST_P(PromptPairs, TheShippedRouterOrdersMostPairsInEachLanguage) {
+  const auto pairs = load_pairs(GetParam());
+  ASSERT_GE(pairs.size(), 60u) << GetParam();
   std::map<std::string, Tally> by_lang;
   for (const auto& pair : pairs) {
     Tally& tally = by_lang[pair.lang];
@@ -94,12 +109,12 @@ Decision decide_default(const Router& router, const std::string& prompt) {
 // model pair measured): a plainly easy prompt starts on the edge, and a plainly hard one is
 // never answered by the edge unchecked: it goes to the cloud at once when the classifier is
 // surest, else to the cascade, which escalates when the edge is unsure.
-TEST(GoldenPairs, TheDefaultConfigurationSendsEachSideWhereItBelongs) {
+TEST_P(PromptPairs, TheDefaultConfigurationSendsEachSideWhereItBelongs) {
   auto router = Router::create(config::RoutingConfig{});
   ASSERT_TRUE(router) << router.error().message;
   std::map<std::string, Tally> easy_on_edge;
   std::map<std::string, Tally> hard_direct;
-  for (const auto& pair : load_pairs()) {
+  for (const auto& pair : load_pairs(GetParam())) {
     const Decision easy = decide_default(*router.value(), pair.easy);
     const Decision hard = decide_default(*router.value(), pair.hard);
     Tally& edge = easy_on_edge[pair.lang];
@@ -114,14 +129,28 @@ TEST(GoldenPairs, TheDefaultConfigurationSendsEachSideWhereItBelongs) {
     EXPECT_NE(easy.tier, Tier::kCloud) << "easy " << pair.id << " went straight to the cloud";
   }
   for (const auto& [lang, tally] : easy_on_edge) {
-    // Measured: every easy prompt on the edge in both languages; of the hard ones, 10 of 54
-    // English and 20 of 54 Chinese go straight to the cloud (the rest through the cascade).
+    // Measured: every easy prompt on the edge in both languages and every file; in the
+    // golden: of the hard ones, 8 of 54 English and 18 of 54 Chinese go straight to the cloud
+    // (the rest through the cascade); the fresh sets' figures are in docs/ROUTING_QUALITY.md.
     std::cout << lang << ": easy on the edge " << tally.ordered << " of " << tally.pairs
               << ", hard straight to the cloud " << hard_direct[lang].ordered << " of "
               << hard_direct[lang].pairs << "\n";
     EXPECT_GE(tally.ordered * 10, tally.pairs * 9) << lang << " easy prompts on the edge";
   }
 }
+
+// The golden pairs (108, 6 per family and language) and the fresh sets: the first four 108
+// pairs each, the fifth 60 (10 per language with the easy prompt the longer).
+INSTANTIATE_TEST_SUITE_P(Files, PromptPairs,
+                         ::testing::Values("tests/routing/cases/golden_pairs.jsonl",
+                                           "bench/data/router_fresh_pairs.jsonl",
+                                           "bench/data/router_fresh_pairs_2.jsonl",
+                                           "bench/data/router_fresh_pairs_3.jsonl",
+                                           "bench/data/router_fresh_pairs_4.jsonl",
+                                           "bench/data/router_fresh_pairs_5.jsonl"),
+                         [](const ::testing::TestParamInfo<std::string>& file) {
+                           return test_name(file.param);
+                         });
 
 // The two examples: the plainest cases go where the framework says, with no edge try
 // for the hard one.
