@@ -21,6 +21,7 @@ namespace {
 struct TrainFlags {
   std::vector<std::string> data;
   std::string traces;
+  std::vector<std::string> common_sense;
   bool force = false;
   std::string edge;
   std::string cloud;
@@ -180,6 +181,26 @@ void print_left_out(const eval::LeftOutReport& report, const eval::LeftOutReport
   }
 }
 
+// Per file and language, the pairs the new weights order right, beside the weights in service.
+void print_common_sense(const eval::TrainingReport& report) {
+  if (!report.common_sense) {
+    return;
+  }
+  const eval::CommonSense& check = *report.common_sense;
+  std::printf(
+      "common sense (prompt pairs ordered; floor %.0f%% or the shipped weights' count): %s\n",
+      100.0 * eval::kCommonSenseFloor, check.kept ? "kept" : "LOST");
+  for (size_t i = 0; i < check.model.size(); ++i) {
+    const eval::PairOrdering& row = check.model[i];
+    std::printf("  %-44s %-4s %zu of %zu", row.file.c_str(), row.lang.c_str(), row.ordered,
+                row.pairs);
+    if (i < check.incumbent.size()) {
+      std::printf(" (shipped weights: %zu)", check.incumbent[i].ordered);
+    }
+    std::printf("\n");
+  }
+}
+
 void print_training(const eval::TrainingReport& report, const std::string& out) {
   std::printf("pairs %s; label: the cloud's score is higher than the edge's; prior %s\n",
               eval::describe(report.options.pairs).c_str(), report.prior_source.c_str());
@@ -219,10 +240,22 @@ void print_training(const eval::TrainingReport& report, const std::string& out) 
     }
     std::printf("\n");
   }
+  print_common_sense(report);
   if (!out.empty()) {
     std::printf("wrote %s (version %s)\n", out.c_str(),
                 std::string(report.model->version()).c_str());
   }
+}
+
+// Why new weights were not accepted.
+std::string refusal(const eval::TrainingReport& report) {
+  if (report.common_sense && !report.common_sense->kept) {
+    return "the new weights lose common sense on the prompt pairs (fewer ordered than the floor "
+           "and than the shipped weights in some file and language)";
+  }
+  return "the new weights are worse than the shipped ones on the left-out tasks (mean APGR " +
+         fixed(report.left_out_task.mean_model) + " < " +
+         fixed(report.left_out_task.mean_incumbent.value_or(0.0)) + ")";
 }
 
 // The gateway's labelled traces as training rows; nullopt after printing why.
@@ -269,6 +302,14 @@ int train(const TrainFlags& flags) {
     // A deployment's new weights must beat the ones it runs on the kinds left out.
     options.incumbent = &routing::ComplexityModel::builtin();
   }
+  if (!flags.common_sense.empty()) {
+    auto pairs = eval::load_prompt_pairs(flags.common_sense);
+    if (!pairs) {
+      std::cerr << "tandem router train: --common-sense: " << pairs.error().message << "\n";
+      return 2;
+    }
+    options.common_sense = std::move(pairs).value();
+  }
   options.prior = flags.prior;
   options.holdout = flags.holdout;
   options.seed = flags.seed;
@@ -293,11 +334,8 @@ int train(const TrainFlags& flags) {
   }
   if (!report->accepted && !flags.force) {
     print_training(report.value(), "");
-    std::cerr << "tandem router train: the new weights are worse than the shipped ones on the "
-                 "left-out tasks (mean APGR "
-              << fixed(report->left_out_task.mean_model) << " < "
-              << fixed(report->left_out_task.mean_incumbent.value_or(0.0))
-              << "): nothing written (--force writes them anyway)\n";
+    std::cerr << "tandem router train: " << refusal(report.value())
+              << ": nothing written (--force writes them anyway)\n";
     return 1;
   }
   const auto written = eval::write_file_atomically(flags.out, report->weights_file.dump(2) + "\n");
@@ -425,8 +463,15 @@ CLI::App* add_train_subcommand(CLI::App& router, TrainFlags& flags) {
                         "The gateway's routing database: train on its labelled traffic too "
                         "(query kinds are the tasks left out); the weights are written only "
                         "when they beat the shipped ones on the left-out kinds");
+  train_cmd
+      ->add_option("--common-sense", flags.common_sense,
+                   "Prompt pairs, one plainly harder (JSONL, as `router pairs` reads; repeat for "
+                   "several): the weights are written only when they order at least 90% of each "
+                   "file's pairs in each language, or as many as the shipped weights")
+      ->check(CLI::ExistingFile);
   train_cmd->add_flag("--force", flags.force,
-                      "Write the weights even when they lose to the shipped ones");
+                      "Write the weights even when they lose to the shipped ones or lose "
+                      "common sense");
   add_pair_options(*train_cmd, flags.edge, flags.cloud, flags.pairs);
   train_cmd->add_option("--out", flags.out, "Where to write the weights (JSON)")->required();
   train_cmd->add_option("--prior", flags.prior,

@@ -44,4 +44,25 @@ std::vector<PairOrdering> order_pairs(const std::vector<PromptPair>& pairs,
   return rows;
 }
 
+CommonSense check_common_sense(const std::vector<PromptPair>& pairs,
+                               const routing::ComplexityModel& model,
+                               const routing::ComplexityModel* incumbent,
+                               const routing::TaskModel& task) {
+  // Only the ordering counts here: the threshold (which side of it each prompt falls) does not.
+  constexpr double kAnyThreshold = 0.5;
+  CommonSense check;
+  check.model = order_pairs(pairs, model, task, kAnyThreshold);
+  if (incumbent != nullptr) {
+    check.incumbent = order_pairs(pairs, *incumbent, task, kAnyThreshold);
+  }
+  for (size_t i = 0; i < check.model.size(); ++i) {
+    const PairOrdering& row = check.model[i];
+    const bool at_floor =
+        static_cast<double>(row.ordered) >= kCommonSenseFloor * static_cast<double>(row.pairs);
+    const bool as_before = !check.incumbent.empty() && row.ordered >= check.incumbent[i].ordered;
+    check.kept = check.kept && (at_floor || as_before);
+  }
+  return check;
+}
+
 }  // namespace tandem::eval

@@ -32,4 +32,22 @@ std::vector<PairOrdering> order_pairs(const std::vector<PromptPair>& pairs,
                                       const routing::ComplexityModel& model,
                                       const routing::TaskModel& task, double threshold);
 
+// The floor new weights must keep on each file's pairs in each language before `tandem router
+// train` accepts them: the golden-pairs test's (9 in 10 ordered).
+inline constexpr double kCommonSenseFloor = 0.9;
+
+// New weights keep common sense when, in each (file, language), they order at least the floor's
+// share of the pairs, or at least as many as the weights in service (`incumbent`, one row per
+// row of `model`, in the same order; empty: none to compare with) where those are below it.
+struct CommonSense {
+  std::vector<PairOrdering> model;
+  std::vector<PairOrdering> incumbent;
+  bool kept = true;
+};
+
+CommonSense check_common_sense(const std::vector<PromptPair>& pairs,
+                               const routing::ComplexityModel& model,
+                               const routing::ComplexityModel* incumbent,
+                               const routing::TaskModel& task);
+
 }  // namespace tandem::eval

@@ -82,6 +82,24 @@ nlohmann::ordered_json summary_json(const LeftOutReport& report) {
   return out;
 }
 
+// Per file and language: pairs, ordered by the new weights and by the ones in service.
+nlohmann::ordered_json common_sense_json(const CommonSense& check) {
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < check.model.size(); ++i) {
+    const PairOrdering& row = check.model[i];
+    nlohmann::ordered_json item = {{"file", row.file},
+                                   {"lang", row.lang},
+                                   {"pairs", row.pairs},
+                                   {"ordered", row.ordered},
+                                   {"misordered", row.misordered}};
+    if (i < check.incumbent.size()) {
+      item["incumbent_ordered"] = check.incumbent[i].ordered;
+    }
+    rows.push_back(std::move(item));
+  }
+  return {{"floor", kCommonSenseFloor}, {"kept", check.kept}, {"files", std::move(rows)}};
+}
+
 }  // namespace
 
 nlohmann::ordered_json weights_metadata(const TrainingReport& report, size_t train_rows,
@@ -168,6 +186,9 @@ nlohmann::ordered_json to_json(const TrainingReport& report) {
                       {"left_out_task_mean_apgr", number(candidate.left_out_apgr)}});
   }
   out["accepted"] = report.accepted;
+  if (report.common_sense) {
+    out["common_sense"] = common_sense_json(*report.common_sense);
+  }
   out["left_out"] = {{"task", to_json(report.left_out_task)},
                      {"task_prior_only", to_json(report.left_out_task_prior)},
                      {"source", to_json(report.left_out_source)}};

@@ -311,6 +311,14 @@ Result<TrainingReport> train_router(const TrainingOptions& options, Progress& pr
   PhaseSteps final_fits(progress, "fitting the model", 2);
   measure_in_distribution(train, holdout, *prior, options, report, final_fits);
   fit_shipped_model(data, *prior, train.size(), holdout.size(), report, final_fits);
+  if (!options.common_sense.empty()) {
+    // Compared with the weights in service, the shipped ones unless another incumbent is given.
+    const ComplexityModel* incumbent =
+        options.incumbent != nullptr ? options.incumbent : &ComplexityModel::builtin();
+    report.common_sense = check_common_sense(options.common_sense, *report.model, incumbent,
+                                             routing::TaskModel::builtin());
+    report.accepted = report.accepted && report.common_sense->kept;
+  }
   return report;
 }
 

@@ -26,6 +26,7 @@
 #include "common/progress.h"
 #include "common/result.h"
 #include "eval/left_out.h"
+#include "eval/pair_ordering.h"
 #include "eval/router_fit.h"
 #include "eval/router_prior.h"
 #include "eval/trace_data.h"
@@ -56,6 +57,10 @@ struct TrainingOptions {
   // The model in service: scored as it is on the same left-out slices; the new weights are
   // accepted only when their left-out mean APGR is at least its.
   const ComplexityModel* incumbent = nullptr;
+  // Prompt pairs, one plainly harder (task_training.h): the new weights are accepted only when
+  // they keep common sense on them (pair_ordering.h), compared with `incumbent` or, without
+  // one, the shipped weights. Empty: not checked.
+  std::vector<PromptPair> common_sense;
   std::vector<ModelPair> pairs;  // a row is labelled by the first pair it has both models of
   // L2 penalty on the correction to the prior (objective: weighted sum of log-losses +
   // l2/2 * |w - prior|^2); kPriorOnly keeps the prior. nullopt: chosen from kL2Grid by the mean
@@ -121,7 +126,9 @@ struct TrainingReport {
   LeftOutReport left_out_task;
   LeftOutReport left_out_task_prior;
   LeftOutReport left_out_source;
-  bool accepted = true;  // false: worse than the incumbent on the left-out tasks
+  // false: worse than the incumbent on the left-out tasks, or common sense lost
+  bool accepted = true;
+  std::optional<CommonSense> common_sense;  // when options.common_sense has pairs
   size_t rows_read = 0;
   size_t rows_used = 0;
   size_t rows_skipped = 0;  // missing the edge's or the cloud's score
