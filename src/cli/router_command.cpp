@@ -308,6 +308,10 @@ int train(const TrainFlags& flags) {
       std::cerr << "tandem router train: --common-sense: " << pairs.error().message << "\n";
       return 2;
     }
+    if (pairs->empty()) {  // asked for a check that would check nothing
+      std::cerr << "tandem router train: --common-sense: no prompt pairs in the files given\n";
+      return 2;
+    }
     options.common_sense = std::move(pairs).value();
   }
   options.prior = flags.prior;

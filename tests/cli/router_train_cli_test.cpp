@@ -75,4 +75,16 @@ TEST_F(RouterTrainCli, AMalformedPairFileIsNamedAndNothingIsTrained) {
   EXPECT_FALSE(std::filesystem::exists(out));
 }
 
+// A check that would check nothing is refused, not skipped.
+TEST_F(RouterTrainCli, AnEmptyPairFileIsAnError) {
+  const std::string pairs = scratch("empty-pairs.jsonl");
+  std::ofstream(pairs) << "";
+  const std::string out = scratch("never.json");
+  auto empty = run_tandem(train_args(out) + " --common-sense " + pairs);
+  EXPECT_EQ(empty.exit_code, 2) << empty.stdout_text;
+  EXPECT_NE(empty.stdout_text.find("--common-sense: no prompt pairs"), std::string::npos)
+      << empty.stdout_text;
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
 }  // namespace
