@@ -1,6 +1,10 @@
 #include "upstream/http_client.h"
 
+#include <algorithm>
+#include <array>
 #include <atomic>
+#include <cctype>
+#include <cstring>
 #include <ctime>
 #include <limits>
 
@@ -39,6 +43,63 @@ auto& lowest(Stream& stream) {
   return net::beast::get_lowest_layer(stream);
 }
 
+// Reads an upstream's response: its status, the two fields the gateway uses and the body, which
+// goes straight into the caller's buffer. Beast's response parser would also store every field
+// of the head in a container of its own, filled and freed on every request for nothing.
+class ResponseParser final : public net::http::basic_parser<false> {
+ public:
+  int status() const { return status_; }
+  const std::string& content_type() const { return content_type_; }
+  const std::string& retry_after() const { return retry_after_; }
+
+  // Where the next body bytes go, and how many of them fit.
+  void body_into(char* data, size_t size) {
+    data_ = data;
+    space_ = size;
+  }
+  size_t space_left() const { return space_; }
+
+ private:
+  using error_code = boost::system::error_code;
+  using string_view = net::beast::string_view;
+
+  void on_request_impl(net::http::verb, string_view, string_view, int, error_code&) override {}
+  void on_response_impl(int code, string_view, int, error_code&) override { status_ = code; }
+  void on_field_impl(net::http::field name, string_view, string_view value, error_code&) override {
+    if (name == net::http::field::content_type) {
+      content_type_.assign(value.data(), value.size());
+    } else if (name == net::http::field::retry_after) {
+      retry_after_.assign(value.data(), value.size());
+    }
+  }
+  void on_header_impl(error_code&) override {}
+  void on_body_init_impl(const boost::optional<std::uint64_t>&, error_code&) override {}
+  // As Beast's buffer_body: what fits is taken, the rest waits for the next buffer.
+  size_t on_body_impl(string_view body, error_code& ec) override {
+    const size_t taken = std::min(body.size(), space_);
+    if (taken > 0) {
+      std::memcpy(data_, body.data(), taken);
+      data_ += taken;
+      space_ -= taken;
+    }
+    if (taken < body.size()) {
+      ec = net::http::error::need_buffer;
+    }
+    return taken;
+  }
+  void on_chunk_header_impl(std::uint64_t, string_view, error_code&) override {}
+  size_t on_chunk_body_impl(std::uint64_t, string_view body, error_code& ec) override {
+    return on_body_impl(body, ec);
+  }
+  void on_finish_impl(error_code&) override {}
+
+  int status_ = 0;
+  std::string content_type_;
+  std::string retry_after_;
+  char* data_ = nullptr;
+  size_t space_ = 0;
+};
+
 template <typename Stream>
 class Exchange final : public HttpExchange {
  public:
@@ -60,7 +121,7 @@ class Exchange final : public HttpExchange {
     if constexpr (std::is_same_v<Stream, net::beast::tcp_stream>) {
       // Back to the pool only when the connection is in a clean state: the whole response
       // read, the upstream willing to keep it, nothing cancelled or failed.
-      if (pool_ != nullptr && parser_.is_done() && parser_.get().keep_alive() && !cancelled_ &&
+      if (pool_ != nullptr && parser_.is_done() && parser_.keep_alive() && !cancelled_ &&
           !failed_ && lowest(stream_).socket().is_open()) {
         pool_->give(lowest(stream_).release_socket());
       }
@@ -78,13 +139,17 @@ class Exchange final : public HttpExchange {
         std::max(milliseconds(1), std::min(milliseconds(phase_ms), left)));
   }
 
-  net::awaitable<std::optional<Failure>> send(net::http::request<net::http::string_body>& req) {
+  // Sends the request's head and body in one write, then reads the response's head.
+  net::awaitable<std::optional<Failure>> send(const std::string& head, const std::string& body) {
     boost::system::error_code ec;
     arm(timeouts_.idle_ms);
     if constexpr (std::is_same_v<Stream, net::beast::tcp_stream>) {
-      ec = co_await net::write_message(stream_, req);
+      const std::array<std::string_view, 2> parts{head, body};
+      ec = co_await net::write_parts(stream_, parts);
     } else {
-      co_await net::http::async_write(stream_, req,
+      const std::array<net::asio::const_buffer, 2> parts{net::asio::buffer(head),
+                                                         net::asio::buffer(body)};
+      co_await net::asio::async_write(stream_, parts,
                                       net::asio::redirect_error(net::use_awaitable, ec));
     }
     if (ec) {
@@ -101,10 +166,9 @@ class Exchange final : public HttpExchange {
       Failure f = from_error(ec, "waiting for the response header (first byte)", cancelled_);
       co_return f;
     }
-    const auto& head = parser_.get();
-    status_ = static_cast<int>(head.result_int());
-    content_type_ = std::string(head[net::http::field::content_type]);
-    retry_after_ = std::string(head[net::http::field::retry_after]);
+    status_ = parser_.status();
+    content_type_ = parser_.content_type();
+    retry_after_ = parser_.retry_after();
     co_return std::nullopt;
   }
 
@@ -113,8 +177,7 @@ class Exchange final : public HttpExchange {
       if (parser_.is_done()) {
         co_return std::string();
       }
-      parser_.get().body().data = chunk_;
-      parser_.get().body().size = sizeof(chunk_);
+      parser_.body_into(chunk_, sizeof(chunk_));
       arm(timeouts_.idle_ms);
       boost::system::error_code ec;
       if constexpr (std::is_same_v<Stream, net::beast::tcp_stream>) {
@@ -127,7 +190,7 @@ class Exchange final : public HttpExchange {
         failed_ = true;
         co_return from_error(ec, "reading the response body", cancelled_);
       }
-      const size_t n = sizeof(chunk_) - parser_.get().body().size;
+      const size_t n = sizeof(chunk_) - parser_.space_left();
       received_ += n;
       if (received_ > max_bytes_) {
         co_return failure(Kind::kTooLarge,
@@ -161,7 +224,7 @@ class Exchange final : public HttpExchange {
   size_t max_bytes_;
   Clock::time_point deadline_;
   net::beast::flat_buffer buffer_;
-  net::http::response_parser<net::http::buffer_body> parser_;
+  ResponseParser parser_;
   char chunk_[kReadChunk];
   size_t received_ = 0;
   bool failed_ = false;
@@ -237,24 +300,74 @@ net::awaitable<std::optional<Failure>> connect(Exchange<Stream>& exchange, const
   co_return std::nullopt;
 }
 
-net::http::request<net::http::string_body> build_request(const Endpoint& at,
-                                                         const HttpRequest& request) {
-  net::http::request<net::http::string_body> req;
-  req.method(net::http::string_to_verb(request.method));
-  req.target(at.base_path + request.path);
-  req.version(11);
+// A header field the head may carry: no line break or NUL in its name or value, which would
+// end the field early and let the rest pass as fields or a request of its own.
+bool safe_field(std::string_view text) {
+  return text.find_first_of(std::string_view("\r\n\0", 3)) == std::string_view::npos;
+}
+
+bool same_field(std::string_view a, std::string_view b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
+    return std::tolower(static_cast<unsigned char>(x)) ==
+           std::tolower(static_cast<unsigned char>(y));
+  });
+}
+
+void append_field(std::string& head, std::string_view name, std::string_view value) {
+  head.append(name);
+  head += ": ";
+  head.append(value);
+  head += "\r\n";
+}
+
+// The request's head as it goes on the wire: Host, User-Agent, the request's own headers, then
+// the body's type and length (a GET without a body has neither). Written straight into one
+// string: the fields are known, and a field container per request costs an allocation each.
+Result<std::string> request_head(const Endpoint& at, const HttpRequest& request) {
+  // Fields the head writes itself: a request's header of the same name is not written twice.
+  static constexpr std::array<std::string_view, 4> kOwn{"Host", "User-Agent", "Content-Type",
+                                                        "Content-Length"};
+  std::string head;
+  head.reserve(192 + at.base_path.size() + request.path.size());
+  head.append(request.method);
+  head += ' ';
+  head.append(at.base_path);
+  head.append(request.path);
+  head += " HTTP/1.1\r\n";
   const bool default_port = (at.tls && at.port == "443") || (!at.tls && at.port == "80");
-  req.set(net::http::field::host, default_port ? at.host : at.host + ":" + at.port);
-  req.set(net::http::field::user_agent, "tandem/0.1");
+  head += "Host: ";
+  head.append(at.host);
+  if (!default_port) {
+    head += ':';
+    head.append(at.port);
+  }
+  head += "\r\n";
+  std::string_view user_agent = "tandem/0.1";
   for (const auto& [name, value] : request.headers) {
-    req.set(name, value);
+    if (!safe_field(name) || !safe_field(value)) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "the request header '" + name + "' holds a line break or a NUL byte");
+    }
+    if (same_field(name, "User-Agent")) {
+      user_agent = value;
+    }
   }
-  if (!request.body.bytes().empty() || request.method == "POST") {
-    req.set(net::http::field::content_type, "application/json");
-    req.body() = request.body.bytes();
-    req.prepare_payload();
+  append_field(head, "User-Agent", user_agent);
+  for (const auto& [name, value] : request.headers) {
+    const bool own = std::any_of(kOwn.begin(), kOwn.end(), [&name](std::string_view field) {
+      return same_field(name, field);
+    });
+    if (!own) {
+      append_field(head, name, value);
+    }
   }
-  return req;
+  const std::string& body = request.body.bytes();
+  if (!body.empty() || request.method == "POST") {
+    append_field(head, "Content-Type", "application/json");
+    append_field(head, "Content-Length", std::to_string(body.size()));
+  }
+  head += "\r\n";
+  return head;
 }
 
 }  // namespace
@@ -291,7 +404,11 @@ net::awaitable<std::variant<std::string, HttpFailure>> HttpExchange::read_all(si
       co_return failure(Kind::kTooLarge,
                         "the upstream response exceeds " + std::to_string(limit) + " bytes");
     }
-    all += bytes;
+    if (all.empty()) {
+      all = std::move(bytes);  // most bodies come in one read: no second copy
+    } else {
+      all += bytes;
+    }
   }
 }
 
@@ -357,7 +474,12 @@ net::awaitable<std::variant<std::unique_ptr<HttpExchange>, HttpFailure>> open_ex
     const config::Timeouts& timeouts, size_t max_response_bytes, ConnectionPool* pool,
     CancelSignal* cancel) {
   auto executor = co_await net::asio::this_coro::executor;
-  auto req = build_request(endpoint, request);
+  auto written = request_head(endpoint, request);
+  if (!written.ok()) {
+    co_return failure(Kind::kProtocol, written.error().message);
+  }
+  const std::string& head = written.value();
+  const std::string& body = request.body.bytes();
   if (cancel != nullptr && cancel->cancelled()) {
     co_return failure(Kind::kCancelled, "cancelled before connecting");
   }
@@ -373,7 +495,7 @@ net::awaitable<std::variant<std::unique_ptr<HttpExchange>, HttpFailure>> open_ex
           executor, timeouts, max_response_bytes, std::move(*idle));
       exchange->set_pool(pool);
       OpenGuard guard(cancel, *exchange);
-      auto failed = co_await exchange->send(req);
+      auto failed = co_await exchange->send(head, body);
       if (!failed) {
         co_return std::unique_ptr<HttpExchange>(std::move(exchange));
       }
@@ -392,7 +514,7 @@ net::awaitable<std::variant<std::unique_ptr<HttpExchange>, HttpFailure>> open_ex
       co_return failure(Kind::kCancelled, "cancelled while connecting");
     }
     exchange->set_pool(pool);
-    if (auto f = co_await exchange->send(req)) {
+    if (auto f = co_await exchange->send(head, body)) {
       co_return guard.fail(std::move(*f));
     }
     co_return std::unique_ptr<HttpExchange>(std::move(exchange));
@@ -421,7 +543,7 @@ net::awaitable<std::variant<std::unique_ptr<HttpExchange>, HttpFailure>> open_ex
     co_return guard.fail(failure(
         Kind::kConnect, "TLS handshake with " + endpoint.host + " failed: " + ec.message()));
   }
-  if (auto f = co_await exchange->send(req)) {
+  if (auto f = co_await exchange->send(head, body)) {
     co_return guard.fail(std::move(*f));
   }
   co_return std::unique_ptr<HttpExchange>(std::move(exchange));
