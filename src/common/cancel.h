@@ -10,12 +10,14 @@
 // action may remove itself or others without deadlocking. An action must not wait for another
 // thread that is itself in remove() of the same signal.
 
+#include <algorithm>
+#include <boost/container/small_vector.hpp>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <mutex>
 #include <thread>
+#include <utility>
 
 namespace tandem {
 
@@ -35,7 +37,7 @@ class CancelSignal {
     // remove() of the running one waits for `running_` to change. No action is added meanwhile:
     // on_cancel() runs new ones at once.
     while (!actions_.empty()) {
-      auto first = actions_.begin();
+      auto first = actions_.begin();  // the oldest: actions run in the order they were added
       running_ = first->first;
       std::function<void()> action = std::move(first->second);
       actions_.erase(first);
@@ -61,7 +63,7 @@ class CancelSignal {
       std::lock_guard lock(mutex_);
       if (!cancelled_) {
         const size_t id = next_id_++;
-        actions_.emplace(id, std::move(action));
+        actions_.emplace_back(id, std::move(action));
         return id;
       }
     }
@@ -73,7 +75,10 @@ class CancelSignal {
   // run (see the top of this file). Ids are never reused, so a stale id is harmless.
   void remove(size_t id) {
     std::unique_lock lock(mutex_);
-    if (actions_.erase(id) > 0) {
+    const auto found = std::find_if(actions_.begin(), actions_.end(),
+                                    [id](const auto& entry) { return entry.first == id; });
+    if (found != actions_.end()) {
+      actions_.erase(found);
       return;
     }
     if (cancelling_thread_ == std::this_thread::get_id()) {
@@ -92,12 +97,14 @@ class CancelSignal {
   static constexpr size_t kNone = static_cast<size_t>(-2);
 
   mutable std::mutex mutex_;
-  std::condition_variable done_;                     // running_ changed
-  bool cancelled_ = false;                           // guarded by mutex_
-  size_t next_id_ = 0;                               // guarded by mutex_
-  std::map<size_t, std::function<void()>> actions_;  // guarded by mutex_: not yet run
-  size_t running_ = kNone;                           // guarded by mutex_: the action cancel() runs
-  std::thread::id cancelling_thread_;                // guarded by mutex_: while cancel() runs
+  std::condition_variable done_;  // running_ changed
+  bool cancelled_ = false;        // guarded by mutex_
+  size_t next_id_ = 0;            // guarded by mutex_
+  // Guarded by mutex_: not yet run, oldest first. A request registers two or three at a time
+  // (its upstream call, its deadline): held inline, registering allocates nothing.
+  boost::container::small_vector<std::pair<size_t, std::function<void()>>, 4> actions_;
+  size_t running_ = kNone;             // guarded by mutex_: the action cancel() runs
+  std::thread::id cancelling_thread_;  // guarded by mutex_: while cancel() runs
 };
 
 // Registers a cancel action for as long as it lives: the action's target (a timer, an
