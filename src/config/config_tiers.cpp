@@ -110,6 +110,11 @@ void parse_upstream(Section s, UpstreamConfig& out) {
     out.base_url.pop_back();
   }
   out.api_key = read_secret(s, "api_key", false);
+  // Sent as "Authorization: Bearer <key>": a line break would end that header early.
+  if (out.api_key.find_first_of(std::string_view("\r\n\0", 3)) != std::string::npos) {
+    s.fail(s.node(), s.key_path("api_key"),
+           "the API key holds a line break or a NUL byte (a key file holds the key alone)");
+  }
   parse_model_map(s, "models", out.models);
   parse_model_map(s, "embeddings_models", out.embeddings_models);
   if (out.models.empty() && out.embeddings_models.empty()) {

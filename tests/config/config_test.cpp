@@ -200,6 +200,10 @@ TEST(ConfigTest, SecretsComeFromTheEnvironmentOrFilesNeverInline) {
                    "test.yaml");
   ASSERT_TRUE(config.ok()) << config.error().message;
   EXPECT_EQ(config->upstreams[0].api_key, "sk-from-file");
+  std::ofstream(path) << "sk-first\nsk-second\n";
+  expect_error("cloud:\n  upstreams:\n    - base_url: http://x\n      api_key_file: " + path +
+                   "\n      models: {m: m}\n",
+               "the API key holds a line break");
   expect_error(
       "cloud:\n  upstreams:\n    - base_url: http://x\n      api_key_file: /nonexistent\n      "
       "models: {m: m}\n",
