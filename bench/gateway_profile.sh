@@ -11,7 +11,9 @@
 # Knobs: SECONDS_MEASURED=20 WARMUP_SECONDS=5 TANDEM_YAML (appended to the configuration),
 # GATEWAY_STREAM=1 (streamed requests: four SSE chunks each), SYSCALLS=1 (instead of
 # callgrind: system calls per request by name, strace -c -f over wrk -t1 -c64; strace slows
-# the process, the counts do not change).
+# the process, the counts do not change), ALLOCS=1 (instead of callgrind: heap allocations per
+# request, from jemalloc's own statistics; two runs of the gateway, one with the warm-up alone,
+# so what start-up and warm-up allocate is subtracted).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=cloud_path.sh
@@ -23,6 +25,7 @@ measured=${SECONDS_MEASURED:-20}
 warmup=${WARMUP_SECONDS:-5}
 tools=(valgrind callgrind_control callgrind_annotate wrk curl)
 [[ -n "${SYSCALLS:-}" ]] && tools=(strace wrk curl)
+[[ -n "${ALLOCS:-}" ]] && tools=(wrk curl)
 for tool in "${tools[@]}"; do
   command -v "$tool" >/dev/null || {
     echo "gateway_profile: needs $tool" >&2
@@ -39,6 +42,47 @@ rm -rf "$out" && mkdir -p "$out"
 start_mock_upstream "$out"
 tandem_port=$(free_port)
 write_cloud_config "$out/tandem.yaml" "${TANDEM_YAML:-}"
+url=http://127.0.0.1:$tandem_port/v1/chat/completions
+wrk_requests() {
+  GATEWAY_MODEL=fault-ok wrk -t1 -c2 -d"$1"s -s "$root/bench/gateway_wrk.lua" "$url" |
+    sed -n 's/^WRK_JSON .*"requests":\([0-9]*\).*/\1/p'
+}
+wait_healthy() {
+  for _ in $(seq 600); do
+    curl -fsS -o /dev/null --max-time 2 "http://127.0.0.1:$tandem_port/health" 2>/dev/null && break
+    sleep 0.1
+  done
+}
+
+# allocations_after SECONDS...: starts the gateway with jemalloc's statistics printed at exit,
+# runs wrk for each duration in turn, stops it and prints the allocations it counted in all.
+allocations_after() {
+  local stats=$out/jemalloc-$#.txt
+  MALLOC_CONF=stats_print:true,stats_print_opts:gdablxeh "$binary" serve \
+    --config "$out/tandem.yaml" --port "$tandem_port" >"$out/tandem.log" 2>"$stats" &
+  local pid=$!
+  wait_healthy
+  local seconds
+  for seconds in "$@"; do
+    wrk_requests "$seconds" >>"$out/requests-$#.txt"
+  done
+  kill -INT "$pid"
+  wait "$pid" 2>/dev/null || true
+  # jemalloc's merged totals: allocated, nmalloc, (rate), ndalloc, (rate), nrequests, ...
+  awk '$1 == "total:" { print $7; exit }' "$stats"
+}
+if [[ -n "${ALLOCS:-}" ]]; then
+  warmup_only=$(allocations_after "$warmup")
+  [[ -n "$warmup_only" ]] || {
+    echo "gateway_profile: $binary printed no jemalloc statistics (built without jemalloc?)" >&2
+    exit 1
+  }
+  with_measured=$(allocations_after "$warmup" "$measured")
+  requests=$(tail -n 1 "$out/requests-2.txt")
+  echo "requests measured: $requests (wrk -t1 -c2); heap allocations per request:" \
+    "$(((with_measured - warmup_only) / requests))"
+  exit 0
+fi
 if [[ -n "${SYSCALLS:-}" ]]; then
   "$binary" serve --config "$out/tandem.yaml" --port "$tandem_port" >"$out/tandem.log" 2>&1 &
 else
@@ -47,15 +91,7 @@ else
 fi
 valgrind_pid=$!
 pids+=("$valgrind_pid")
-url=http://127.0.0.1:$tandem_port/v1/chat/completions
-for _ in $(seq 600); do
-  curl -fsS -o /dev/null --max-time 2 "http://127.0.0.1:$tandem_port/health" 2>/dev/null && break
-  sleep 0.1
-done
-wrk_requests() {
-  GATEWAY_MODEL=fault-ok wrk -t1 -c2 -d"$1"s -s "$root/bench/gateway_wrk.lua" "$url" |
-    sed -n 's/^WRK_JSON .*"requests":\([0-9]*\).*/\1/p'
-}
+wait_healthy
 wrk_requests "$warmup" >/dev/null
 if [[ -n "${SYSCALLS:-}" ]]; then
   strace -c -f -o "$out/strace.txt" -p "$valgrind_pid" &
