@@ -353,12 +353,14 @@ Result<std::string> request_head(const Endpoint& at, const HttpRequest& request)
     }
   }
   append_field(head, "User-Agent", user_agent);
-  for (const auto& [name, value] : request.headers) {
+  for (const auto& header : request.headers) {
+    // Not a structured binding: Clang 14 (the fuzz build) cannot capture one in a lambda.
+    const std::string& name = header.first;
     const bool own = std::any_of(kOwn.begin(), kOwn.end(), [&name](std::string_view field) {
       return same_field(name, field);
     });
     if (!own) {
-      append_field(head, name, value);
+      append_field(head, name, header.second);
     }
   }
   const std::string& body = request.body.bytes();
