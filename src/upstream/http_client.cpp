@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <cctype>
 #include <cstring>
 #include <ctime>
 #include <limits>
@@ -49,8 +48,9 @@ auto& lowest(Stream& stream) {
 class ResponseParser final : public net::http::basic_parser<false> {
  public:
   int status() const { return status_; }
-  const std::string& content_type() const { return content_type_; }
-  const std::string& retry_after() const { return retry_after_; }
+  // Once the head is read: the fields move to their owner.
+  std::string take_content_type() { return std::move(content_type_); }
+  std::string take_retry_after() { return std::move(retry_after_); }
 
   // Where the next body bytes go, and how many of them fit.
   void body_into(char* data, size_t size) {
@@ -167,8 +167,8 @@ class Exchange final : public HttpExchange {
       co_return f;
     }
     status_ = parser_.status();
-    content_type_ = parser_.content_type();
-    retry_after_ = parser_.retry_after();
+    content_type_ = parser_.take_content_type();
+    retry_after_ = parser_.take_retry_after();
     co_return std::nullopt;
   }
 
@@ -306,11 +306,10 @@ bool safe_field(std::string_view text) {
   return text.find_first_of(std::string_view("\r\n\0", 3)) == std::string_view::npos;
 }
 
+// Beast's case-insensitive comparison, over the standard library's string views.
 bool same_field(std::string_view a, std::string_view b) {
-  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
-    return std::tolower(static_cast<unsigned char>(x)) ==
-           std::tolower(static_cast<unsigned char>(y));
-  });
+  return net::beast::iequals(net::beast::string_view(a.data(), a.size()),
+                             net::beast::string_view(b.data(), b.size()));
 }
 
 void append_field(std::string& head, std::string_view name, std::string_view value) {
