@@ -8,11 +8,44 @@
 //
 // Not thread-safe: one writer, one string, one thread.
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 namespace tandem {
+
+// A member name known when the program is built, written "name"_key. It is checked then (at
+// most 64 bytes of printable ASCII, no '"' or '\\': a name that is not fails to compile) and
+// kept quoted with its separators, so writing it is one append: a response writes some fifty
+// names, and checking and quoting each at run time cost more than writing its value.
+template <size_t N>
+struct JsonKey {
+  // NOLINTNEXTLINE(google-explicit-constructor): built from the literal by operator""_key
+  consteval JsonKey(const char (&name)[N]) {
+    static_assert(N >= 2 && N <= 65, "a JSON key literal holds 1 to 64 bytes");
+    text[0] = ',';
+    text[1] = '"';
+    for (size_t i = 0; i + 1 < N; ++i) {
+      const char c = name[i];
+      if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') {
+        throw "a JSON key literal holds only printable ASCII, without '\"' or '\\'";
+      }
+      text[i + 2] = c;
+    }
+    text[N + 1] = '"';
+    text[N + 2] = ':';
+  }
+
+  // ,"name":  (the comma is skipped for a first member)
+  char text[N + 3]{};
+};
+
+template <JsonKey kName>
+consteval const auto& operator""_key() {
+  return kName;
+}
 
 class JsonWriter {
  public:
@@ -23,6 +56,13 @@ class JsonWriter {
   JsonWriter& begin_array();
   JsonWriter& end_array();
   JsonWriter& key(std::string_view name);
+  template <size_t N>
+  JsonWriter& key(const JsonKey<N>& name) {
+    const bool comma = need_comma_;
+    out_.append(name.text + (comma ? 0 : 1), comma ? N + 3 : N + 2);
+    need_comma_ = false;
+    return *this;
+  }
 
   JsonWriter& string(std::string_view text);
   JsonWriter& number(int64_t value);
@@ -43,6 +83,20 @@ class JsonWriter {
   JsonWriter& member(std::string_view name, int value) { return key(name).number(int64_t{value}); }
   JsonWriter& member(std::string_view name, double value) { return key(name).number(value); }
   JsonWriter& member(std::string_view name, bool value) { return key(name).boolean(value); }
+  // The same with a name checked when the program is built ("name"_key).
+  template <size_t N, typename Value>
+  JsonWriter& member(const JsonKey<N>& name, const Value& value) {
+    key(name);
+    if constexpr (std::is_same_v<Value, bool>) {
+      return boolean(value);
+    } else if constexpr (std::is_integral_v<Value>) {
+      return number(static_cast<int64_t>(value));
+    } else if constexpr (std::is_floating_point_v<Value>) {
+      return number(double{value});
+    } else {
+      return string(value);
+    }
+  }
 
  private:
   void separate();

@@ -52,9 +52,9 @@ void write_optional(JsonWriter& out, std::optional<double> value) {
 }
 
 void write_cost(JsonWriter& out, const DecisionRecord::Cost& cost) {
-  out.begin_object().key("all_cloud");
+  out.begin_object().key("all_cloud"_key);
   write_optional(out, cost.all_cloud);
-  out.member("cloud", cost.cloud).member("edge", cost.edge).key("saved");
+  out.member("cloud"_key, cost.cloud).member("edge"_key, cost.edge).key("saved"_key);
   write_optional(out, cost.saved);
   out.end_object();
 }
@@ -65,9 +65,9 @@ void write_usage(JsonWriter& out, const std::optional<TierUsage>& usage) {
     return;
   }
   out.begin_object()
-      .member("cached_prompt_tokens", usage->cached_prompt_tokens)
-      .member("completion_tokens", usage->completion_tokens)
-      .member("prompt_tokens", usage->prompt_tokens)
+      .member("cached_prompt_tokens"_key, usage->cached_prompt_tokens)
+      .member("completion_tokens"_key, usage->completion_tokens)
+      .member("prompt_tokens"_key, usage->prompt_tokens)
       .end_object();
 }
 
@@ -88,22 +88,22 @@ void write_name_or_null(JsonWriter& out, const std::string& name) {
 }
 
 void write_models(JsonWriter& out, const DecisionRecord& record) {
-  out.begin_object().key("cloud");
+  out.begin_object().key("cloud"_key);
   if (record.cloud_upstream.empty()) {
     out.null();
   } else {
     out.begin_object()
-        .member("model", record.cloud_model)
-        .member("upstream", record.cloud_upstream)
+        .member("model"_key, record.cloud_model)
+        .member("upstream"_key, record.cloud_upstream)
         .end_object();
   }
-  out.key("edge");
+  out.key("edge"_key);
   if (record.edge_model.empty()) {
     out.null();
   } else {
     out.begin_object()
-        .member("name", record.edge_model)
-        .member("sha256", record.edge_sha256)
+        .member("name"_key, record.edge_model)
+        .member("sha256"_key, record.edge_sha256)
         .end_object();
   }
   out.end_object();
@@ -113,9 +113,9 @@ void write_fallbacks(JsonWriter& out, const std::vector<DecisionRecord::Fallback
   out.begin_array();
   for (const auto& f : fallbacks) {
     out.begin_object()
-        .member("from", f.from)
-        .member("reason", f.reason)
-        .member("to", f.to)
+        .member("from"_key, f.from)
+        .member("reason"_key, f.reason)
+        .member("to"_key, f.to)
         .end_object();
   }
   out.end_array();
@@ -146,34 +146,34 @@ void DecisionRecord::write_json(JsonWriter& out) const {
   write_part(out, "collaboration", collaboration);
   write_part(out, "confidence", confidence);
   write_part(out, "consistency", consistency);
-  out.key("cost_usd");
+  out.key("cost_usd"_key);
   write_cost(out, cost());
-  out.member("data_left_device", data_left_device).key("degraded");
+  out.member("data_left_device"_key, data_left_device).key("degraded"_key);
   if (degraded) {
-    out.begin_object().member("reason", *degraded).end_object();
+    out.begin_object().member("reason"_key, *degraded).end_object();
   } else {
     out.null();
   }
   write_part(out, "escalation", escalation);
-  out.key("fallbacks");
+  out.key("fallbacks"_key);
   write_fallbacks(out, fallbacks);
-  out.member("latency_ms", latency_ms).key("models");
+  out.member("latency_ms"_key, latency_ms).key("models"_key);
   write_models(out, *this);
-  out.key("pattern");
+  out.key("pattern"_key);
   write_name_or_null(out, pattern);
-  out.key("reasons");
+  out.key("reasons"_key);
   write_strings(out, reasons);
   write_part(out, "review", review);
   write_part(out, "revision", revision);
   write_part(out, "routing", routing);
   write_part(out, "shadow", shadow);
-  out.key("tier");
+  out.key("tier"_key);
   write_name_or_null(out, tier);
-  out.key("tiers");
+  out.key("tiers"_key);
   write_strings(out, tiers);
-  out.member("ttft_ms", ttft_ms).key("usage").begin_object().key("cloud");
+  out.member("ttft_ms"_key, ttft_ms).key("usage"_key).begin_object().key("cloud"_key);
   write_usage(out, cloud_usage);
-  out.key("edge");
+  out.key("edge"_key);
   write_usage(out, edge_usage);
   out.end_object();
   write_part(out, "verification", verification);

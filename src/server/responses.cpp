@@ -76,31 +76,31 @@ void write_tool_calls(JsonWriter& out, const std::vector<ToolCallDelta>& calls) 
   out.begin_array();
   for (const auto& call : calls) {
     out.begin_object()
-        .key("function")
+        .key("function"_key)
         .begin_object()
-        .member("arguments", call.arguments)
-        .member("name", call.name)
+        .member("arguments"_key, call.arguments)
+        .member("name"_key, call.name)
         .end_object()
-        .member("id", call.id)
-        .member("type", "function")
+        .member("id"_key, call.id)
+        .member("type"_key, "function")
         .end_object();
   }
   out.end_array();
 }
 
 void write_message(JsonWriter& out, const WholeAnswer& answer) {
-  out.begin_object().key("content");
+  out.begin_object().key("content"_key);
   if (answer.text.empty() && !answer.tool_calls.empty()) {
     out.null();
   } else {
     out.string(answer.text);
   }
   if (!answer.reasoning.empty()) {
-    out.member("reasoning_content", answer.reasoning);
+    out.member("reasoning_content"_key, answer.reasoning);
   }
-  out.member("role", "assistant");
+  out.member("role"_key, "assistant");
   if (!answer.tool_calls.empty()) {
-    out.key("tool_calls");
+    out.key("tool_calls"_key);
     write_tool_calls(out, answer.tool_calls);
   }
   out.end_object();
@@ -108,13 +108,13 @@ void write_message(JsonWriter& out, const WholeAnswer& answer) {
 
 void write_usage(JsonWriter& out, const TierUsage& usage) {
   out.begin_object()
-      .member("completion_tokens", usage.completion_tokens)
-      .member("prompt_tokens", usage.prompt_tokens)
-      .key("prompt_tokens_details")
+      .member("completion_tokens"_key, usage.completion_tokens)
+      .member("prompt_tokens"_key, usage.prompt_tokens)
+      .key("prompt_tokens_details"_key)
       .begin_object()
-      .member("cached_tokens", usage.cached_prompt_tokens)
+      .member("cached_tokens"_key, usage.cached_prompt_tokens)
       .end_object()
-      .member("total_tokens", int64_t{usage.prompt_tokens} + usage.completion_tokens)
+      .member("total_tokens"_key, int64_t{usage.prompt_tokens} + usage.completion_tokens)
       .end_object();
 }
 
@@ -127,8 +127,8 @@ std::string completion_response_text(ApiKind kind, const ResponseIds& ids,
   std::string text;
   text.reserve(1024 + answer.text.size() + answer.reasoning.size());
   JsonWriter out(text);
-  out.begin_object().key("choices").begin_array().begin_object();
-  out.member("finish_reason", outcome.finish_reason).member("index", 0).key("logprobs");
+  out.begin_object().key("choices"_key).begin_array().begin_object();
+  out.member("finish_reason"_key, outcome.finish_reason).member("index"_key, 0).key("logprobs"_key);
   const json logprobs = logprobs_field(kind, answer.logprobs);
   if (logprobs.is_null()) {
     out.null();
@@ -136,19 +136,19 @@ std::string completion_response_text(ApiKind kind, const ResponseIds& ids,
     out.raw(dump(logprobs));
   }
   if (kind == ApiKind::kChat) {
-    out.key("message");
+    out.key("message"_key);
     write_message(out, answer);
   } else {
-    out.member("text", answer.text);
+    out.member("text"_key, answer.text);
   }
   out.end_object().end_array();
-  out.member("created", ids.created)
-      .member("id", ids.id)
-      .member("model", ids.model)
-      .member("object", kind == ApiKind::kChat ? "chat.completion" : "text_completion")
-      .key("tandem");
+  out.member("created"_key, ids.created)
+      .member("id"_key, ids.id)
+      .member("model"_key, ids.model)
+      .member("object"_key, kind == ApiKind::kChat ? "chat.completion" : "text_completion")
+      .key("tandem"_key);
   record.write_json(out);
-  out.key("usage");
+  out.key("usage"_key);
   write_usage(out, outcome.usage);
   out.end_object();
   return text;
@@ -158,10 +158,10 @@ namespace {
 
 // The members every chunk starts with after `choices`, in name order.
 void write_chunk_ids(JsonWriter& out, ApiKind kind, const ResponseIds& ids) {
-  out.member("created", ids.created)
-      .member("id", ids.id)
-      .member("model", ids.model)
-      .member("object", kind == ApiKind::kChat ? "chat.completion.chunk" : "text_completion");
+  out.member("created"_key, ids.created)
+      .member("id"_key, ids.id)
+      .member("model"_key, ids.model)
+      .member("object"_key, kind == ApiKind::kChat ? "chat.completion.chunk" : "text_completion");
 }
 
 void write_logprobs(JsonWriter& out, ApiKind kind, const json& logprobs) {
@@ -178,17 +178,17 @@ void write_logprobs(JsonWriter& out, ApiKind kind, const json& logprobs) {
 void write_tool_call_deltas(JsonWriter& out, const std::vector<ToolCallDelta>& deltas) {
   out.begin_array();
   for (const auto& delta : deltas) {
-    out.begin_object().key("function").begin_object().member("arguments", delta.arguments);
+    out.begin_object().key("function"_key).begin_object().member("arguments"_key, delta.arguments);
     if (!delta.name.empty()) {
-      out.member("name", delta.name);
+      out.member("name"_key, delta.name);
     }
     out.end_object();
     if (!delta.id.empty()) {
-      out.member("id", delta.id);
+      out.member("id"_key, delta.id);
     }
-    out.member("index", static_cast<int64_t>(delta.index));
+    out.member("index"_key, static_cast<int64_t>(delta.index));
     if (!delta.id.empty() || !delta.name.empty()) {
-      out.member("type", "function");
+      out.member("type"_key, "function");
     }
     out.end_object();
   }
@@ -198,16 +198,16 @@ void write_tool_call_deltas(JsonWriter& out, const std::vector<ToolCallDelta>& d
 void write_delta(JsonWriter& out, const Piece& piece, bool first) {
   out.begin_object();
   if (!piece.text.empty() || (piece.reasoning.empty() && piece.tool_calls.empty())) {
-    out.member("content", piece.text);
+    out.member("content"_key, piece.text);
   }
   if (!piece.reasoning.empty()) {
-    out.member("reasoning_content", piece.reasoning);
+    out.member("reasoning_content"_key, piece.reasoning);
   }
   if (first) {
-    out.member("role", "assistant");
+    out.member("role"_key, "assistant");
   }
   if (!piece.tool_calls.empty()) {
-    out.key("tool_calls");
+    out.key("tool_calls"_key);
     write_tool_call_deltas(out, piece.tool_calls);
   }
   out.end_object();
@@ -215,7 +215,7 @@ void write_delta(JsonWriter& out, const Piece& piece, bool first) {
 
 void write_record(JsonWriter& out, const DecisionRecord* record) {
   if (record != nullptr) {
-    out.key("tandem");
+    out.key("tandem"_key);
     record->write_json(out);
   }
 }
@@ -228,15 +228,15 @@ std::string content_chunk_text(ApiKind kind, const ResponseIds& ids, const Piece
   std::string text;
   text.reserve(256 + piece.text.size() + piece.reasoning.size());
   JsonWriter out(text);
-  out.begin_object().key("choices").begin_array().begin_object();
+  out.begin_object().key("choices"_key).begin_array().begin_object();
   if (kind == ApiKind::kChat) {
-    out.key("delta");
+    out.key("delta"_key);
     write_delta(out, piece, first);
   }
-  out.key("finish_reason").null().member("index", 0).key("logprobs");
+  out.key("finish_reason"_key).null().member("index"_key, 0).key("logprobs"_key);
   write_logprobs(out, kind, piece.logprobs);
   if (kind != ApiKind::kChat) {
-    out.member("text", piece.text);
+    out.member("text"_key, piece.text);
   }
   out.end_object().end_array();
   write_chunk_ids(out, kind, ids);
@@ -248,13 +248,13 @@ std::string finish_chunk_text(ApiKind kind, const ResponseIds& ids,
                               const std::string& finish_reason, const DecisionRecord* record) {
   std::string text;
   JsonWriter out(text);
-  out.begin_object().key("choices").begin_array().begin_object();
+  out.begin_object().key("choices"_key).begin_array().begin_object();
   if (kind == ApiKind::kChat) {
-    out.key("delta").begin_object().end_object();
+    out.key("delta"_key).begin_object().end_object();
   }
-  out.member("finish_reason", finish_reason).member("index", 0).key("logprobs").null();
+  out.member("finish_reason"_key, finish_reason).member("index"_key, 0).key("logprobs"_key).null();
   if (kind != ApiKind::kChat) {
-    out.member("text", "");
+    out.member("text"_key, "");
   }
   out.end_object().end_array();
   write_chunk_ids(out, kind, ids);
@@ -267,10 +267,10 @@ std::string usage_chunk_text(ApiKind kind, const ResponseIds& ids, const TierUsa
                              const DecisionRecord* record) {
   std::string text;
   JsonWriter out(text);
-  out.begin_object().key("choices").begin_array().end_array();
+  out.begin_object().key("choices"_key).begin_array().end_array();
   write_chunk_ids(out, kind, ids);
   write_record(out, record);
-  out.key("usage");
+  out.key("usage"_key);
   write_usage(out, usage);
   out.end_object();
   return text;
@@ -279,9 +279,9 @@ std::string usage_chunk_text(ApiKind kind, const ResponseIds& ids, const TierUsa
 std::string revision_chunk_text(ApiKind kind, const ResponseIds& ids, const Revision& revision) {
   std::string text;
   JsonWriter out(text);
-  out.begin_object().key("choices").begin_array().end_array();
+  out.begin_object().key("choices"_key).begin_array().end_array();
   write_chunk_ids(out, kind, ids);
-  out.key("tandem").begin_object().key("revision");
+  out.key("tandem"_key).begin_object().key("revision"_key);
   write_json(out, revision);
   out.end_object().end_object();
   return text;
