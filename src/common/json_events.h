@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "common/hex.h"
+#include "common/json_plain.h"
 #include "common/utf8.h"
 
 namespace tandem {
@@ -39,10 +40,6 @@ struct JsonEventsResult {
 };
 
 namespace json_events_detail {
-
-inline bool plain_byte(unsigned char c) {
-  return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
-}
 
 class Reader {
  public:
@@ -202,9 +199,7 @@ class Reader {
     buffer_.clear();
     while (true) {
       const size_t run = pos_;
-      while (pos_ < text_.size() && plain_byte(static_cast<unsigned char>(text_[pos_]))) {
-        ++pos_;
-      }
+      pos_ = json_plain_run_end(text_, pos_);
       buffer_.append(text_.data() + run, pos_ - run);
       if (at_end()) {
         return false;

@@ -1,29 +1,14 @@
 #include "common/json_writer.h"
 
-#include <algorithm>
-#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstring>
 
+#include "common/json_plain.h"
 #include "common/utf8.h"
 
 namespace tandem {
 namespace {
-
-// Bytes that can be copied into a JSON string as they are: printable ASCII but '"' and '\\'.
-// A table: one load per byte where four comparisons were.
-constexpr std::array<bool, 256> kPlain = [] {
-  std::array<bool, 256> table{};
-  for (int c = 0x20; c < 0x80; ++c) {
-    table[c] = c != '"' && c != '\\';
-  }
-  return table;
-}();
-
-bool plain(unsigned char c) {
-  return kPlain[c];
-}
 
 // Keys and most values are short and plain ASCII (field names, ids, model names, reason
 // codes). Such a text goes out in one append, separator and quotes included, where the
@@ -41,8 +26,7 @@ size_t unbounded(size_t n) {
 }
 
 bool append_short_plain(std::string& out, bool comma, std::string_view text, char after) {
-  if (text.size() > kShortText ||
-      !std::all_of(text.begin(), text.end(), [](char c) { return plain(c); })) {
+  if (text.size() > kShortText || json_plain_run_end(text, 0) != text.size()) {
     return false;
   }
   char buffer[kShortText + 4];
@@ -98,10 +82,7 @@ void append_json_string(std::string& out, std::string_view text) {
   out += '"';
   size_t i = 0;
   while (i < text.size()) {
-    size_t run = i;
-    while (run < text.size() && plain(static_cast<unsigned char>(text[run]))) {
-      ++run;
-    }
+    const size_t run = json_plain_run_end(text, i);
     out.append(text.data() + i, run - i);
     i = run;
     if (i == text.size()) {

@@ -185,6 +185,20 @@ TEST(JsonEventsTest, EdgeCasesReadAsNlohmannReadsThem) {
   }
 }
 
+// Strings are read eight bytes at a time: every byte value, at every place of strings that
+// span one to three words, must be read (or refused) as nlohmann reads it.
+TEST(JsonEventsTest, EveryByteAtEveryPlaceOfAStringReadsAsNlohmannReadsIt) {
+  for (size_t length = 1; length <= 24; ++length) {
+    for (size_t at = 0; at < length; ++at) {
+      for (int byte = 1; byte < 256; ++byte) {
+        std::string value(length, 'k');
+        value[at] = static_cast<char>(byte);
+        expect_same("[\"" + value + "\",\"x\"]");
+      }
+    }
+  }
+}
+
 TEST(JsonEventsTest, GeneratedDocumentsReadAsNlohmannReadsThem) {
   testing::JsonGenerator generator(20261205);
   size_t accepted = 0;
