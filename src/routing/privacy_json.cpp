@@ -33,9 +33,20 @@ constexpr size_t kMinBase64Blob = 256;
 constexpr std::array<std::string_view, 8> kOpaqueTypes = {
     "image_url", "input_image", "image", "input_audio", "audio", "file", "input_file", "video"};
 
+// ASCII letters, digits, '_' and '-': a table, as std::isalnum is a call into the C locale per
+// byte, and every key of every scanned body passes here.
+constexpr std::array<bool, 256> kIdentifierByte = [] {
+  std::array<bool, 256> table{};
+  for (int c = 0; c < 256; ++c) {
+    table[c] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               c == '_' || c == '-';
+  }
+  return table;
+}();
+
 bool identifier_like(std::string_view key) {
-  return !key.empty() && std::all_of(key.begin(), key.end(), [](unsigned char c) {
-    return std::isalnum(c) || c == '_' || c == '-';
+  return !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
+    return kIdentifierByte[static_cast<unsigned char>(c)];
   });
 }
 
@@ -56,8 +67,9 @@ bool is_base64_blob(std::string_view text) {
 // One open array or object and what is being learned of it.
 struct Frame {
   bool array = false;
-  size_t index = 0;  // arrays: the next element's index
-  std::string key;   // objects: the path segment of the current key
+  size_t index = 0;         // arrays: the next element's index
+  std::string key;          // objects: the path segment of the current key
+  bool key_hidden = false;  // the current key is being scanned: its segment shows as {key}
   bool key_is_text = false;
   bool key_is_type = false;
   // Arrays: the text parts of the element objects, joined, and where each part began.
@@ -108,14 +120,20 @@ class Walker {
 
   bool key(const std::string& key) {
     Frame& object = stack_.back();
-    object.key = "{key}";
+    // While the key itself is scanned its path shows {key}: a finding in it must not repeat it.
+    object.key_hidden = true;
     const size_t before = result_.total_findings;
     scan(key, stack_.size(), true);
-    if (result_.total_findings == before) {
-      const std::string cut = key.substr(0, key_cut(key));
-      object.key = identifier_like(cut)
-                       ? cut
-                       : json(cut).dump(-1, ' ', false, json::error_handler_t::replace);
+    object.key_hidden = false;
+    if (result_.total_findings != before) {
+      object.key = "{key}";
+    } else {
+      const std::string_view cut(key.data(), key_cut(key));
+      if (identifier_like(cut)) {
+        object.key.assign(cut);
+      } else {
+        object.key = json(std::string(cut)).dump(-1, ' ', false, json::error_handler_t::replace);
+      }
     }
     object.key_is_text = key == "text";
     object.key_is_type = key == "type";
@@ -155,7 +173,8 @@ class Walker {
       if (frame.array) {
         out += "[" + std::to_string(frame.index) + "]";
       } else {
-        const bool hides = !hidden.empty() && frame.key.find(hidden) != std::string::npos;
+        const bool hides =
+            frame.key_hidden || (!hidden.empty() && frame.key.find(hidden) != std::string::npos);
         out += (out.empty() ? "" : ".") + (hides ? std::string("{key}") : frame.key);
       }
     }
