@@ -27,20 +27,40 @@ struct Parsed {
   element root;
 };
 
-std::optional<Parsed> parse(std::string_view text) {
+// A parser that refuses documents nested deeper than kMaxJsonDepth (simdjson's DEPTH_ERROR):
+// the logprobs are copied into an nlohmann::json, which must not overflow the stack
+// (json_depth.h), and the parse itself is the depth check, with no pass of its own.
+std::unique_ptr<simdjson::dom::parser> depth_limited_parser(size_t capacity) {
+  auto parser = std::make_unique<simdjson::dom::parser>();
+  if (parser->allocate(capacity, kMaxJsonDepth) != simdjson::SUCCESS) {
+    return nullptr;
+  }
+  return parser;
+}
+
+simdjson::error_code parse(std::string_view text, Parsed& parsed) {
   // RFC 8259 lets a reader ignore a leading byte order mark; some servers write one.
   constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
   if (text.starts_with(kByteOrderMark)) {
     text.remove_prefix(kByteOrderMark.size());
   }
-  thread_local simdjson::dom::parser kept;
-  Parsed parsed;
-  simdjson::dom::parser* parser = &kept;
-  if (text.size() > kKeptParserBytes) {
-    parsed.own = std::make_unique<simdjson::dom::parser>();
+  constexpr size_t kFirstCapacity = 4096;
+  thread_local const std::unique_ptr<simdjson::dom::parser> kept =
+      depth_limited_parser(kFirstCapacity);
+  simdjson::dom::parser* parser = kept.get();
+  if (text.size() > kKeptParserBytes || parser == nullptr) {
+    parsed.own = depth_limited_parser(text.size());
     parser = parsed.own.get();
   }
-  if (parser->parse(text.data(), text.size()).get(parsed.root) != simdjson::SUCCESS) {
+  if (parser == nullptr) {
+    return simdjson::MEMALLOC;
+  }
+  return parser->parse(text.data(), text.size()).get(parsed.root);
+}
+
+std::optional<Parsed> parse(std::string_view text) {
+  Parsed parsed;
+  if (parse(text, parsed) != simdjson::SUCCESS) {
     return std::nullopt;
   }
   return parsed;
@@ -266,18 +286,17 @@ std::string error_message_of(const std::string& body) {
 }
 
 Result<CloudEvent> parse_cloud_chunk(const std::string& data, ApiKind kind, bool whole) {
-  // The logprobs are copied into an nlohmann::json: refuse what would overflow the stack
-  // (json_depth.h).
-  if (json_nesting_depth(data) > kMaxJsonDepth) {
+  Parsed parsed;
+  const simdjson::error_code error = parse(data, parsed);
+  if (error == simdjson::DEPTH_ERROR) {
     return make_error(ErrorCode::kInternal, "the upstream sent a stream event nested deeper than " +
                                                 std::to_string(kMaxJsonDepth) + " levels");
   }
-  const auto parsed = parse(data);
-  if (!parsed || !parsed->root.is_object()) {
+  if (error != simdjson::SUCCESS || !parsed.root.is_object()) {
     return make_error(ErrorCode::kInternal,
                       "the upstream sent a malformed stream event: '" + data.substr(0, 80) + "'");
   }
-  const element answer = parsed->root;
+  const element answer = parsed.root;
   if (field(answer, "error")) {
     return make_error(ErrorCode::kInternal,
                       "the upstream reported an error mid-stream: " + error_message_of(data));

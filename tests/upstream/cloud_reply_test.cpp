@@ -253,5 +253,26 @@ TEST(CloudChunkTest, ALargeAnswerReadsAsWellAsASmallOne) {
   EXPECT_EQ(parsed(R"({"choices":[{"message":{"content":"b"}}]})", true).text, "b");
 }
 
+// The parse is the depth check: logprobs nested 64 levels deep are kept, one level more is
+// refused with the depth named, before anything is copied into a recursive document. A large
+// answer, read by a parser of its own, is held to the same depth.
+TEST(CloudChunkTest, ALogprobsFieldNestedPastTheLimitIsRefusedByName) {
+  const auto event_nesting = [](size_t levels, size_t padding) {
+    // The event itself and its choices array and choice object take three levels.
+    return R"({"choices":[{"text":")" + std::string(padding, 'p') + R"(","logprobs":)" +
+           std::string(levels - 3, '[') + std::string(levels - 3, ']') + "}]}";
+  };
+  for (size_t padding : {size_t{0}, size_t{2} << 20}) {
+    const auto deepest = parse_cloud_chunk(event_nesting(64, padding), ApiKind::kCompletion, true);
+    ASSERT_TRUE(deepest.ok()) << deepest.error().message;
+    EXPECT_TRUE(deepest.value().logprobs.is_array());
+    const auto deeper = parse_cloud_chunk(event_nesting(65, padding), ApiKind::kCompletion, true);
+    ASSERT_FALSE(deeper.ok());
+    EXPECT_NE(deeper.error().message.find("nested deeper than 64 levels"), std::string::npos)
+        << deeper.error().message;
+  }
+  EXPECT_EQ(parsed(R"({"choices":[{"message":{"content":"b"}}]})", true).text, "b");
+}
+
 }  // namespace
 }  // namespace tandem::upstream
