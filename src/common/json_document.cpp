@@ -1,5 +1,6 @@
 #include "common/json_document.h"
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -14,7 +15,10 @@ using nlohmann::json;
 // goes into the open array, or into the open object under the last key.
 class DocumentBuilder {
  public:
-  explicit DocumentBuilder(json& root) : root_(root) {}
+  // A chat body nests four or five deep: one allocation for the stack, not one per level.
+  DocumentBuilder(json& root, size_t max_depth) : root_(root), max_depth_(max_depth) {
+    open_.reserve(8);
+  }
 
   bool null() { return add(json(nullptr)); }
   bool boolean(bool value) { return add(json(value)); }
@@ -23,20 +27,16 @@ class DocumentBuilder {
   bool number_float(double value, const std::string& /*text*/) { return add(json(value)); }
   bool string(std::string& value) { return add(json(std::move(value))); }
 
-  bool start_object(size_t /*size*/) {
-    open_.push_back(add_container(json::value_t::object));
-    return true;
-  }
-  bool start_array(size_t /*size*/) {
-    open_.push_back(add_container(json::value_t::array));
-    return true;
-  }
+  bool start_object(size_t /*size*/) { return open(json::value_t::object); }
+  bool start_array(size_t /*size*/) { return open(json::value_t::array); }
   bool key(std::string& name) {
     member_ = &(*open_.back())[std::move(name)];
     return true;
   }
   bool end_object() { return close(); }
   bool end_array() { return close(); }
+
+  bool too_deep() const { return too_deep_; }
 
  private:
   // Where the next value goes: the root, the end of the open array, or the member just keyed.
@@ -63,12 +63,23 @@ class DocumentBuilder {
     return at;
   }
 
+  bool open(json::value_t type) {
+    if (open_.size() == max_depth_) {
+      too_deep_ = true;
+      return false;  // ends the read
+    }
+    open_.push_back(add_container(type));
+    return true;
+  }
+
   bool close() {
     open_.pop_back();
     return true;
   }
 
   json& root_;
+  const size_t max_depth_;
+  bool too_deep_ = false;
   std::vector<json*> open_;  // the containers being filled, innermost last
   json* member_ = nullptr;   // the open object's member named by the last key
 };
@@ -76,9 +87,16 @@ class DocumentBuilder {
 }  // namespace
 
 std::optional<json> parse_json_document(std::string_view text) {
+  bool too_deep = false;
+  return parse_json_document(text, std::numeric_limits<size_t>::max(), too_deep);
+}
+
+std::optional<json> parse_json_document(std::string_view text, size_t max_depth, bool& too_deep) {
   json root;
-  DocumentBuilder builder(root);
-  if (!read_json_events(text, builder).ok) {
+  DocumentBuilder builder(root, max_depth);
+  const bool ok = read_json_events(text, builder).ok;
+  too_deep = builder.too_deep();
+  if (!ok) {
     return std::nullopt;
   }
   return root;

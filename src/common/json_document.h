@@ -6,6 +6,7 @@
 //
 // Thread-safety: a pure function.
 
+#include <cstddef>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string_view>
@@ -15,5 +16,11 @@ namespace tandem {
 // The document, or nullopt when `text` is not exactly one JSON value (json_events.h, which
 // also refuses a NUL byte that nlohmann would take as the end of the text).
 std::optional<nlohmann::json> parse_json_document(std::string_view text);
+
+// The same, refusing a document that nests arrays and objects deeper than `max_depth`
+// (`too_deep` says so): the depth is checked as the document is built, with no pass of its own,
+// and a refused text is read no further than the level that broke the limit.
+std::optional<nlohmann::json> parse_json_document(std::string_view text, size_t max_depth,
+                                                  bool& too_deep);
 
 }  // namespace tandem

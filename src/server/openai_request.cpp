@@ -458,12 +458,13 @@ engine::ChatRequest CompletionRequest::chat_request() const {
 std::variant<CompletionRequest, ApiError> parse_completion_request(std::string_view text,
                                                                    ApiKind kind,
                                                                    int default_max_tokens) {
-  // Before anything copies or serialises the body recursively (json_depth.h).
-  if (json_nesting_depth(text) > kMaxJsonDepth) {
+  // Refused before anything copies or serialises the body recursively (json_depth.h).
+  bool too_deep = false;
+  std::optional<json> parsed = parse_json_document(text, kMaxJsonDepth, too_deep);
+  if (too_deep) {
     return invalid_request("the request body nests arrays and objects deeper than " +
                            std::to_string(kMaxJsonDepth) + " levels");
   }
-  std::optional<json> parsed = parse_json_document(text);
   if (!parsed) {
     return invalid_request("the request body is not valid JSON");
   }

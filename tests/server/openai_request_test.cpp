@@ -201,6 +201,8 @@ TEST(OpenAiRequestTest, RefusesJsonNestedDeeperThanTheLimit) {
            std::string(depth, '[') + std::string(depth, ']') + "}";
   };
   EXPECT_EQ(parse_ok(nested(62)).cloud_only_fields, std::vector<std::string>{"functions"});
+  parse_ok(nested(63));  // 64 levels with the body's own object: the deepest allowed
+  EXPECT_NE(parse_error(nested(64)).message.find("deeper than 64 levels"), std::string::npos);
   const ApiError error = parse_error(nested(100000));
   EXPECT_EQ(http_status(error), 400);
   EXPECT_NE(error.message.find("deeper than 64 levels"), std::string::npos) << error.message;
