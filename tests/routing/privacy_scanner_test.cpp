@@ -471,6 +471,31 @@ TEST(PrivacyMemo, IsBoundedAndKeepsNoLongText) {
   EXPECT_EQ(privacy_detail::memo_size(), before);
 }
 
+// The memo's table grows as texts come: every text remembered is found again, through every
+// doubling, and a text one byte away, or under other rules, is not.
+TEST(PrivacyMemo, EveryRememberedTextIsFoundAndNoOther) {
+  constexpr uint64_t kRules = 0x7fff0001;  // ids no scanner of this test has
+  constexpr uint64_t kOtherRules = 0x7fff0002;
+  std::vector<std::string> texts;
+  for (size_t i = 0; i < privacy_detail::kMaxMemoEntries - 1; ++i) {
+    texts.push_back("t" + std::to_string(i * 7919) + std::string(i % 40, 'x'));
+  }
+  for (size_t i = 0; i < texts.size(); ++i) {
+    privacy_detail::remember_clean(kRules, texts[i]);
+    ASSERT_TRUE(privacy_detail::known_clean(kRules, texts[i])) << texts[i];
+  }
+  for (const auto& text : texts) {
+    ASSERT_TRUE(privacy_detail::known_clean(kRules, text)) << text;
+    std::string near = text;
+    near.back() = near.back() == 'y' ? 'z' : 'y';
+    EXPECT_FALSE(privacy_detail::known_clean(kRules, near)) << near;
+    EXPECT_FALSE(privacy_detail::known_clean(kOtherRules, text)) << text;
+  }
+  EXPECT_FALSE(privacy_detail::known_clean(kRules, ""));
+  privacy_detail::remember_clean(kRules, "");
+  EXPECT_TRUE(privacy_detail::known_clean(kRules, ""));
+}
+
 // Each thread has its own memo: one thread's verdicts cost another nothing and race with nothing.
 TEST(PrivacyMemo, EachThreadHasItsOwn) {
   PrivacyScanner scanner;
