@@ -2,7 +2,9 @@
 // How deeply a JSON text nests arrays and objects, read without parsing. nlohmann::json parses
 // iteratively but copies, compares and serialises recursively, so a body of a few hundred
 // kilobytes of brackets would overflow the stack of whatever copies or dumps it: callers that
-// parse untrusted JSON refuse texts deeper than kMaxJsonDepth first.
+// parse untrusted JSON refuse texts deeper than kMaxJsonDepth first, with this walk or, where
+// the parser can count the depth itself (parse_json_document with a limit, a simdjson parser
+// allocated with one), in the parse.
 
 #include <cstddef>
 #include <cstring>

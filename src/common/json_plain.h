@@ -11,7 +11,7 @@
 
 namespace tandem {
 
-inline bool json_plain_byte(unsigned char c) {
+constexpr bool json_plain_byte(unsigned char c) {
   return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
 }
 

@@ -14,12 +14,15 @@
 #include <string_view>
 #include <type_traits>
 
+#include "common/json_plain.h"
+
 namespace tandem {
 
 // A member name known when the program is built, written "name"_key. It is checked then (at
-// most 64 bytes of printable ASCII, no '"' or '\\': a name that is not fails to compile) and
-// kept quoted with its separators, so writing it is one append: a response writes some fifty
-// names, and checking and quoting each at run time cost more than writing its value.
+// most 64 plain bytes, json_plain.h: ASCII, no control byte, '"' or '\\'; a name that is not
+// fails to compile) and kept quoted with its separators, so writing it is one append: a
+// response writes some fifty names, and checking and quoting each at run time cost more than
+// writing its value.
 template <size_t N>
 struct JsonKey {
   // NOLINTNEXTLINE(google-explicit-constructor): built from the literal by operator""_key
@@ -28,11 +31,10 @@ struct JsonKey {
     text[0] = ',';
     text[1] = '"';
     for (size_t i = 0; i + 1 < N; ++i) {
-      const char c = name[i];
-      if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') {
-        throw "a JSON key literal holds only printable ASCII, without '\"' or '\\'";
+      if (!json_plain_byte(static_cast<unsigned char>(name[i]))) {
+        throw "a JSON key literal holds only ASCII, without control bytes, '\"' or '\\'";
       }
-      text[i + 2] = c;
+      text[i + 2] = name[i];
     }
     text[N + 1] = '"';
     text[N + 2] = ':';

@@ -51,7 +51,7 @@ bool identifier_like(std::string_view key) {
 }
 
 bool base64_char(unsigned char c) {
-  return std::isalnum(c) || c == '+' || c == '/' || c == '=' || c == '_' || c == '-';
+  return kIdentifierByte[c] || c == '+' || c == '/' || c == '=';
 }
 
 bool is_base64_blob(std::string_view text) {
