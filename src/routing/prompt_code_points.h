@@ -64,6 +64,33 @@ enum class CodePointKind : uint8_t { kLetter, kCjk, kMath, kTerminator, kQuestio
   return CodePointKind::kLetter;  // accented Latin, Cyrillic, Arabic...: part of a word
 }
 
+// The lower-case form of a capital Latin (Latin-1 Supplement, Latin Extended-A) or Cyrillic
+// letter; any other code point as it is. Each keeps its UTF-8 length (two bytes), so a folded
+// word is as long as the word: the vocabulary compares them in place. Ä, É, Ñ, Ł, Ž, Д, Ё...
+constexpr uint32_t fold_letter(uint32_t cp) {
+  if (cp >= 0xc0 && cp <= 0xde && cp != 0xd7) {
+    return cp + 0x20;
+  }
+  if (cp >= 0x100 && cp <= 0x17f) {
+    if (cp == 0x178) {
+      return 0xff;  // Ÿ
+    }
+    if (cp == 0x130 || cp == 0x138 || cp == 0x149 || cp == 0x17f) {
+      return cp;  // İ (its lower case is ASCII), and letters without a case pair
+    }
+    // Capitals are even, but odd in Ĺ..ň and Ź..ž.
+    const bool odd_capitals = (cp >= 0x139 && cp <= 0x148) || cp >= 0x179;
+    return cp % 2 == (odd_capitals ? 1u : 0u) ? cp + 1 : cp;
+  }
+  if (cp >= 0x410 && cp <= 0x42f) {
+    return cp + 0x20;  // А..Я
+  }
+  if (cp >= 0x400 && cp <= 0x40f) {
+    return cp + 0x50;  // Ѐ..Џ
+  }
+  return cp;
+}
+
 // A character the scan's run loop takes without the general decoder, else 0: a common
 // ideograph or kana, nearly all of Chinese and Japanese text (classify() calls both kCjk).
 inline uint32_t run_cjk_at(std::string_view text, size_t i) {

@@ -214,7 +214,9 @@ std::span<const ZhCue> zh_cues() {
 }
 
 ZhCueTable::ZhCueTable() {
-  const auto cues = zh_cues();
+  cues_.assign(zh_cues().begin(), zh_cues().end());
+  cues_.insert(cues_.end(), ja_ko_cues().begin(), ja_ko_cues().end());
+  const auto& cues = cues_;
   for (size_t i = 0; i < cues.size(); ++i) {
     size_t slot = prompt_detail::fnv1a(cues[i].phrase) & (kSlots - 1);
     while (slots_[slot] != 0) {
@@ -234,7 +236,7 @@ ZhCueTable::ZhCueTable() {
 }
 
 uint8_t ZhCueTable::find(std::string_view phrase) const {
-  const auto cues = zh_cues();
+  const auto& cues = cues_;
   size_t slot = prompt_detail::fnv1a(phrase) & (kSlots - 1);
   while (slots_[slot] != 0) {
     const size_t index = slots_[slot] - 1u;

@@ -3,7 +3,9 @@
 // words). Chinese has no spaces, so cues are phrases of one to four characters matched where
 // they end inside a run of CJK characters; each counts toward the same feature as its English
 // counterpart ("证明" and "prove" both count in hard_task_cues), so one set of weights serves
-// both languages. docs/ROUTER_TRAINING.md lists the categories.
+// both languages. Japanese and Korean phrases (prompt_cues_ja_ko.cpp), read in the same runs
+// (kana and Hangul are CJK characters to the scan), share the table. docs/ROUTER_TRAINING.md
+// lists the categories.
 //
 // Thread-safety: immutable static data.
 
@@ -13,6 +15,7 @@
 #include <span>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace tandem::routing {
 
@@ -24,12 +27,14 @@ struct ZhCue {
 inline constexpr size_t kMaxZhCueChars = 4;
 
 std::span<const ZhCue> zh_cues();
+std::span<const ZhCue> ja_ko_cues();
 
-// The cues by the FNV-1a hash of their UTF-8 bytes: open addressing, built once on first use.
-// Thread-safety: immutable once built (zh_cue_table() builds it under a static's guard).
+// The Chinese, Japanese and Korean cues by the FNV-1a hash of their UTF-8 bytes: open addressing,
+// built once on first use. Thread-safety: immutable once built (zh_cue_table() builds it under a
+// static's guard).
 class ZhCueTable {
  public:
-  static constexpr size_t kSlots = 512;  // power of two, load factor under 0.4
+  static constexpr size_t kSlots = 1024;  // power of two, load factor under 0.4
 
   ZhCueTable();
 
@@ -63,6 +68,7 @@ class ZhCueTable {
   // The last two code points of a phrase (0 for the first when it has one).
   static std::pair<uint32_t, uint32_t> last_two_code_points(std::string_view text);
 
+  std::vector<ZhCue> cues_;  // zh_cues(), then ja_ko_cues()
   std::array<uint16_t, kSlots> slots_{};
   std::array<uint8_t, kSlots> features_{};
   Filter singles_{};

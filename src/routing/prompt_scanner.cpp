@@ -25,6 +25,10 @@ constexpr uint8_t kInstructionCues[] = {kEasyTaskCues,  kYesNoCues,    kHardTask
 // not as the request. Characters, not bytes: a Chinese request is three bytes a character.
 constexpr size_t kMaxInstructionLineChars = 400;
 
+// Non-ASCII letters below this (Latin-1 to Cyrillic, two UTF-8 bytes) may be in a vocabulary
+// word; the scripts from Armenian on have no entries.
+constexpr uint32_t kFirstUnlistedScript = 0x530;
+
 // ASCII letters to lower case; 0 for every other byte. One load both tests and folds.
 constexpr std::array<uint8_t, 256> kLowerLetter = [] {
   std::array<uint8_t, 256> table{};
@@ -197,8 +201,38 @@ class Scanner {
       word_lookup_ = false;
     }
     word_hash_ = hash;
+    word_end_ = end;
     code_points_ += end - begin;
     return end;
+  }
+
+  // A non-ASCII letter continues or starts a word. Accented Latin and Cyrillic letters are
+  // hashed as add_letters hashes ASCII, over their folded UTF-8 bytes, so "Übersetze" finds
+  // "übersetze"; a word with a letter of a later script (Arabic, Devanagari...) is never looked
+  // up: no vocabulary entry has one.
+  void add_letter(uint32_t cp, size_t begin, size_t length) {
+    if (word_length_ == 0) {
+      word_start_ = begin;
+      word_capitalized_ = false;
+      word_at_sentence_start_ = sentence_start_;
+      word_hash_ = kFnvOffset;
+      word_lookup_ = true;
+    }
+    if (cp < kFirstUnlistedScript) {
+      const uint32_t folded = fold_letter(cp);  // two UTF-8 bytes, as cp
+      uint32_t hash = word_hash_;
+      hash = (hash ^ (0xc0 | (folded >> 6))) * kFnvPrime;
+      hash = (hash ^ (0x80 | (folded & 0x3f))) * kFnvPrime;
+      word_hash_ = hash;
+    } else {
+      word_lookup_ = false;
+    }
+    ++word_length_;
+    if (word_length_ > kMaxWordLength) {
+      word_lookup_ = false;
+    }
+    word_end_ = begin + length;
+    mark_content();
   }
 
   // Consumes the run of common ideographs starting at `begin`; returns where it ends. What
@@ -234,14 +268,7 @@ class Scanner {
     in_number_ = false;
     switch (classify(cp)) {
       case CodePointKind::kLetter:
-        // Continues (or starts) a word that no vocabulary entry can match.
-        if (word_length_ == 0) {
-          word_capitalized_ = false;
-          word_at_sentence_start_ = sentence_start_;
-        }
-        word_lookup_ = false;
-        ++word_length_;
-        mark_content();
+        add_letter(cp, begin, length);
         return;
       case CodePointKind::kCjk:
         // CJK has no spaces: each character counts as a word for the length features.
@@ -446,7 +473,7 @@ class Scanner {
     Tag tag = Tag::kNone;
     if (word_lookup_) {
       if (const VocabularyEntry* entry =
-              find_word(word_hash_, text_.substr(word_start_, word_length_))) {
+              find_word(word_hash_, text_.substr(word_start_, word_end_ - word_start_))) {
         tag = entry->tag;
         if (!count_phrase(tag) && entry->cue != kNoCue) {
           count_cue(entry->cue);
@@ -528,8 +555,9 @@ class Scanner {
 
   ZhRun zh_;
 
-  size_t word_start_ = 0;
-  size_t word_length_ = 0;
+  size_t word_start_ = 0;  // byte offsets of the word in progress
+  size_t word_end_ = 0;
+  size_t word_length_ = 0;  // its characters
   uint32_t word_hash_ = kFnvOffset;
   bool word_lookup_ = true;
   bool word_capitalized_ = false;

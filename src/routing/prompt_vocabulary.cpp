@@ -3,6 +3,10 @@
 #include <array>
 #include <iterator>
 
+#include "common/utf8.h"
+#include "routing/prompt_code_points.h"
+#include "routing/prompt_words_intl.h"
+
 namespace tandem::routing::prompt_detail {
 namespace {
 
@@ -346,13 +350,20 @@ constexpr VocabularyEntry kEntries[] = {
     {"electron", kDomainTerms, Tag::kNone},
 };
 
-constexpr size_t kSlotCount = 1024;  // power of two, load factor about 0.3
+constexpr size_t kEnglishCount = std::size(kEntries);
+constexpr size_t kWordCount = kEnglishCount + std::size(kIntlWords);
+constexpr size_t kSlotCount = 4096;  // power of two, load factor about 0.25
 
-// Open addressing, built at compile time: slot -> 1 + index into kEntries, 0 = empty.
+// The English words, then the other languages' (prompt_words_intl.h): one table for both.
+constexpr const VocabularyEntry& entry_at(size_t i) {
+  return i < kEnglishCount ? kEntries[i] : kIntlWords[i - kEnglishCount];
+}
+
+// Open addressing, built at compile time: slot -> 1 + index into entry_at, 0 = empty.
 constexpr std::array<uint16_t, kSlotCount> kSlots = [] {
   std::array<uint16_t, kSlotCount> slots{};
-  for (size_t i = 0; i < std::size(kEntries); ++i) {
-    size_t slot = fnv1a(kEntries[i].word) & (kSlotCount - 1);
+  for (size_t i = 0; i < kWordCount; ++i) {
+    size_t slot = fnv1a(entry_at(i).word) & (kSlotCount - 1);
     while (slots[slot] != 0) {
       slot = (slot + 1) & (kSlotCount - 1);
     }
@@ -361,36 +372,99 @@ constexpr std::array<uint16_t, kSlotCount> kSlots = [] {
   return slots;
 }();
 
-constexpr bool vocabulary_is_valid() {
-  for (size_t i = 0; i < std::size(kEntries); ++i) {
-    const auto word = kEntries[i].word;
-    if (word.empty() || word.size() > kMaxWordLength) {
+// Characters of a UTF-8 word: its bytes less the continuation bytes.
+constexpr size_t characters(std::string_view word) {
+  size_t n = 0;
+  for (char c : word) {
+    n += (static_cast<unsigned char>(c) & 0xc0) != 0x80 ? 1 : 0;
+  }
+  return n;
+}
+
+// Short, and ASCII bytes lower-case letters (non-ASCII letters are checked to be folded by a
+// test: folding needs the decoder, which is not constexpr).
+constexpr bool words_are_well_formed() {
+  for (size_t i = 0; i < kWordCount; ++i) {
+    const auto word = entry_at(i).word;
+    if (word.empty() || characters(word) > kMaxWordLength) {
       return false;
     }
     for (char c : word) {
-      if (c < 'a' || c > 'z') {
-        return false;
-      }
-    }
-    for (size_t j = i + 1; j < std::size(kEntries); ++j) {
-      if (kEntries[j].word == word) {
+      if (static_cast<unsigned char>(c) < 0x80 && (c < 'a' || c > 'z')) {
         return false;
       }
     }
   }
-  return std::size(kEntries) * 2 < kSlotCount;
+  return kWordCount * 2 < kSlotCount;
 }
-static_assert(vocabulary_is_valid(), "vocabulary words: unique, lower-case ASCII, short");
 
-// `word` is ASCII letters in any case; vocabulary entries are lower case.
-bool equals_lowered(std::string_view entry, std::string_view word) {
+// No word twice: a repeat is inserted after its first entry, in the same probe chain, so each
+// word is compared only with the words its chain passes on the way to its own slot (comparing
+// every pair would exceed the compiler's constant-evaluation budget).
+constexpr bool words_are_unique() {
+  for (size_t i = 0; i < kWordCount; ++i) {
+    const auto word = entry_at(i).word;
+    size_t slot = fnv1a(word) & (kSlotCount - 1);
+    while (kSlots[slot] != i + 1) {
+      if (entry_at(kSlots[slot] - 1u).word == word) {
+        return false;
+      }
+      slot = (slot + 1) & (kSlotCount - 1);
+    }
+  }
+  return true;
+}
+
+static_assert(words_are_well_formed(), "vocabulary words: lower-case and short");
+static_assert(words_are_unique(), "vocabulary words: each once");
+
+// Writes `cp` as UTF-8 into `out`; returns its length (1 to 4).
+size_t encode_utf8(uint32_t cp, char (&out)[4]) {
+  if (cp < 0x80) {
+    out[0] = static_cast<char>(cp);
+    return 1;
+  }
+  if (cp < 0x800) {
+    out[0] = static_cast<char>(0xc0 | (cp >> 6));
+    out[1] = static_cast<char>(0x80 | (cp & 0x3f));
+    return 2;
+  }
+  if (cp < 0x10000) {
+    out[0] = static_cast<char>(0xe0 | (cp >> 12));
+    out[1] = static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+    out[2] = static_cast<char>(0x80 | (cp & 0x3f));
+    return 3;
+  }
+  out[0] = static_cast<char>(0xf0 | (cp >> 18));
+  out[1] = static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
+  out[2] = static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+  out[3] = static_cast<char>(0x80 | (cp & 0x3f));
+  return 4;
+}
+
+// `word` is letters in any case; vocabulary entries are folded. Folding keeps every character's
+// UTF-8 length (fold_letter), so the two are compared byte for byte, in place.
+bool equals_folded(std::string_view entry, std::string_view word) {
   if (entry.size() != word.size()) {
     return false;
   }
-  for (size_t i = 0; i < word.size(); ++i) {
-    if (entry[i] != static_cast<char>(word[i] | 0x20)) {
+  for (size_t i = 0; i < word.size();) {
+    const auto byte = static_cast<unsigned char>(word[i]);
+    if (byte < 0x80) {
+      if (entry[i] != static_cast<char>(byte | 0x20)) {
+        return false;
+      }
+      ++i;
+      continue;
+    }
+    uint32_t cp = 0;
+    const size_t length = decode_utf8(word, i, cp);
+    char folded[4];
+    if (encode_utf8(fold_letter(cp), folded) != length ||
+        entry.compare(i, length, folded, length) != 0) {
       return false;
     }
+    i += length;
   }
   return true;
 }
@@ -400,13 +474,21 @@ bool equals_lowered(std::string_view entry, std::string_view word) {
 const VocabularyEntry* find_word(uint32_t hash, std::string_view word) {
   size_t slot = hash & (kSlotCount - 1);
   while (kSlots[slot] != 0) {
-    const VocabularyEntry& entry = kEntries[kSlots[slot] - 1];
-    if (equals_lowered(entry.word, word)) {
+    const VocabularyEntry& entry = entry_at(kSlots[slot] - 1u);
+    if (equals_folded(entry.word, word)) {
       return &entry;
     }
     slot = (slot + 1) & (kSlotCount - 1);
   }
   return nullptr;
+}
+
+std::span<const VocabularyEntry> english_words() {
+  return kEntries;
+}
+
+std::span<const VocabularyEntry> intl_words() {
+  return kIntlWords;
 }
 
 }  // namespace tandem::routing::prompt_detail

@@ -1,12 +1,16 @@
 #pragma once
-// The English half of the prompt features' task cues (prompt_cues_zh.h holds the Chinese
-// phrases): a small vocabulary of words, each counting toward a feature alone or taking part
-// in a multi-word cue, found by the FNV-1a hash the scanner computes as it reads a word.
+// The prompt features' task cues of languages written with spaces between words: a small
+// vocabulary of English words, each counting toward a feature alone or taking part in a
+// multi-word cue, and of Spanish, French, German, Portuguese, Italian and Russian words
+// (prompt_words_intl.h), found by the FNV-1a hash the scanner computes as it reads a word, over
+// its letters folded to lower case. prompt_cues_zh.h holds the Chinese, Japanese and Korean
+// phrases.
 //
 // Thread-safety: immutable data built at compile time.
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string_view>
 
 #include "routing/prompt_feature_ids.h"
@@ -49,7 +53,8 @@ struct VocabularyEntry {
   Tag tag;
 };
 
-inline constexpr size_t kMaxWordLength = 16;  // longer words are never in the vocabulary
+inline constexpr size_t kMaxWordLength =
+    20;  // characters: longer words are never in the vocabulary
 
 inline constexpr uint32_t kFnvOffset = 2166136261u;
 inline constexpr uint32_t kFnvPrime = 16777619u;
@@ -62,8 +67,13 @@ constexpr uint32_t fnv1a(std::string_view text) {
   return hash;
 }
 
-// The entry for `word` (ASCII letters in any case) whose lowered FNV-1a hash is `hash`, or
-// nullptr when the word is not in the vocabulary.
+// The entry for `word` (letters in any case, UTF-8) whose FNV-1a hash over its folded letters
+// (fold_letter, prompt_code_points.h) is `hash`, or nullptr when the word is not in the
+// vocabulary.
 const VocabularyEntry* find_word(uint32_t hash, std::string_view word);
+
+// The vocabulary's entries, for tests: the English words and the other languages'.
+std::span<const VocabularyEntry> english_words();
+std::span<const VocabularyEntry> intl_words();
 
 }  // namespace tandem::routing::prompt_detail

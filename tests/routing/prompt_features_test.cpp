@@ -7,28 +7,16 @@
 
 #include <gtest/gtest.h>
 
+#include "prompt_feature_reading.h"
 #include "routing/prompt_cues_zh.h"
 #include "routing/task_model.h"
 
 namespace tandem::routing {
 namespace {
 
-float feature(const PromptFeatures& features, std::string_view name) {
-  const size_t index = feature_index(name);
-  EXPECT_LT(index, kFeatureCount) << name;
-  return index < kFeatureCount ? features.values[index] : NAN;
-}
-
-PromptFeatures of(std::string_view user) {
-  PromptView view;
-  view.last_user = user;
-  view.total_chars = user.size();
-  return extract_features(view);
-}
-
-float log_count(double count) {
-  return static_cast<float>(std::log1p(count));
-}
+using prompt_test::feature;
+using prompt_test::log_count;
+using prompt_test::of;
 
 TEST(PromptFeatures, NamesAreUniqueSnakeCaseAndIndexed) {
   std::set<std::string_view> seen;
