@@ -13,6 +13,13 @@
 // prompt length alone cannot order them. They are checked here with the same floors, so a
 // router change that loses what it never saw fails here. None of these files may ever be used
 // to train or tune.
+//
+// The multilingual sets (Spanish, French, German, Portuguese, Italian, Russian, Japanese,
+// Korean) test the cues of those languages, which are read by words and phrases alone: the task
+// model learned English and Chinese. Their floor is 8 in 10 per language (length alone orders
+// 2 in 3 of them); the first, written by an author who saw nothing of the router, was ordered
+// 130 of 144 when first scored (78% to 100% per language) and is a development set since;
+// the second, written after the cue lists were final, 89 of 96 (83% to 100%).
 
 #include <fstream>
 #include <map>
@@ -62,19 +69,25 @@ struct Tally {
   size_t ordered = 0;
 };
 
-constexpr double kOrderedFloor = 0.9;
+// A file of pairs, how many languages it holds, and the share of each language's pairs the
+// shipped router must order.
+struct PairFile {
+  std::string path;
+  size_t languages = 2;
+  double floor = 0.9;
+};
 
-class PromptPairs : public ::testing::TestWithParam<std::string> {};
+class PromptPairs : public ::testing::TestWithParam<PairFile> {};
 
 // "bench/data/router_fresh_pairs_2.jsonl" -> "router_fresh_pairs_2".
-std::string test_name(const std::string& file) {
-  const size_t slash = file.rfind('/');
-  return file.substr(slash + 1, file.rfind('.') - slash - 1);
+std::string test_name(const PairFile& file) {
+  const size_t slash = file.path.rfind('/');
+  return file.path.substr(slash + 1, file.path.rfind('.') - slash - 1);
 }
 
 TEST_P(PromptPairs, TheShippedRouterOrdersMostPairsInEachLanguage) {
-  const auto pairs = load_pairs(GetParam());
-  ASSERT_GE(pairs.size(), 60u) << GetParam();
+  const auto pairs = load_pairs(GetParam().path);
+  ASSERT_GE(pairs.size(), 60u) << GetParam().path;
   std::map<std::string, Tally> by_lang;
   for (const auto& pair : pairs) {
     Tally& tally = by_lang[pair.lang];
@@ -87,12 +100,12 @@ TEST_P(PromptPairs, TheShippedRouterOrdersMostPairsInEachLanguage) {
       std::cout << "misordered " << pair.id << ": easy " << easy << " >= hard " << hard << "\n";
     }
   }
-  ASSERT_EQ(by_lang.size(), 2u) << "English and Chinese";
+  ASSERT_EQ(by_lang.size(), GetParam().languages);
   for (const auto& [lang, tally] : by_lang) {
     const double share = static_cast<double>(tally.ordered) / static_cast<double>(tally.pairs);
     std::cout << lang << ": " << tally.ordered << " of " << tally.pairs << " ordered\n";
     RecordProperty("ordered_" + lang, std::to_string(share));
-    EXPECT_GE(share, kOrderedFloor) << lang << ": " << tally.ordered << " of " << tally.pairs;
+    EXPECT_GE(share, GetParam().floor) << lang << ": " << tally.ordered << " of " << tally.pairs;
   }
 }
 
@@ -114,7 +127,7 @@ TEST_P(PromptPairs, TheDefaultConfigurationSendsEachSideWhereItBelongs) {
   ASSERT_TRUE(router) << router.error().message;
   std::map<std::string, Tally> easy_on_edge;
   std::map<std::string, Tally> hard_direct;
-  for (const auto& pair : load_pairs(GetParam())) {
+  for (const auto& pair : load_pairs(GetParam().path)) {
     const Decision easy = decide_default(*router.value(), pair.easy);
     const Decision hard = decide_default(*router.value(), pair.hard);
     Tally& edge = easy_on_edge[pair.lang];
@@ -139,18 +152,20 @@ TEST_P(PromptPairs, TheDefaultConfigurationSendsEachSideWhereItBelongs) {
   }
 }
 
-// The golden pairs (108, 6 per family and language) and the fresh sets: the first four 108
-// pairs each, the fifth 60 (10 per language with the easy prompt the longer).
-INSTANTIATE_TEST_SUITE_P(Files, PromptPairs,
-                         ::testing::Values("tests/routing/cases/golden_pairs.jsonl",
-                                           "bench/data/router_fresh_pairs.jsonl",
-                                           "bench/data/router_fresh_pairs_2.jsonl",
-                                           "bench/data/router_fresh_pairs_3.jsonl",
-                                           "bench/data/router_fresh_pairs_4.jsonl",
-                                           "bench/data/router_fresh_pairs_5.jsonl"),
-                         [](const ::testing::TestParamInfo<std::string>& file) {
-                           return test_name(file.param);
-                         });
+// The golden pairs (108, 6 per family and language), the fresh sets (the first four 108 pairs
+// each, the fifth 60: 10 per language with the easy prompt the longer), and the multilingual
+// sets (18 and 12 pairs per language).
+INSTANTIATE_TEST_SUITE_P(
+    Files, PromptPairs,
+    ::testing::Values(PairFile{"tests/routing/cases/golden_pairs.jsonl"},
+                      PairFile{"bench/data/router_fresh_pairs.jsonl"},
+                      PairFile{"bench/data/router_fresh_pairs_2.jsonl"},
+                      PairFile{"bench/data/router_fresh_pairs_3.jsonl"},
+                      PairFile{"bench/data/router_fresh_pairs_4.jsonl"},
+                      PairFile{"bench/data/router_fresh_pairs_5.jsonl"},
+                      PairFile{"bench/data/router_fresh_pairs_multilingual.jsonl", 8, 0.8},
+                      PairFile{"bench/data/router_fresh_pairs_multilingual_2.jsonl", 8, 0.8}),
+    [](const ::testing::TestParamInfo<PairFile>& file) { return test_name(file.param); });
 
 // The two examples: the plainest cases go where the framework says, with no edge try
 // for the hard one.
