@@ -91,6 +91,25 @@ constexpr uint32_t fold_letter(uint32_t cp) {
   return cp;
 }
 
+// The letter at text[i] when it is one the vocabulary's words may hold besides ASCII: a
+// two-byte Latin-1, Latin Extended or Cyrillic letter (U+00C0..U+052F less x, division sign
+// and Greek, which classify() reads as maths), else 0. What classify() calls a letter there.
+inline uint32_t vocabulary_letter_at(std::string_view text, size_t i) {
+  const auto lead = static_cast<unsigned char>(text[i]);
+  if (lead < 0xc3 || lead > 0xd4 || i + 1 >= text.size()) {
+    return 0;
+  }
+  const auto next = static_cast<unsigned char>(text[i + 1]);
+  if ((next & 0xc0) != 0x80) {
+    return 0;
+  }
+  const uint32_t cp = (uint32_t{lead} & 0x1f) << 6 | (next & 0x3f);
+  if (cp == 0xd7 || cp == 0xf7 || (cp >= 0x370 && cp <= 0x3ff) || cp >= 0x530) {
+    return 0;
+  }
+  return cp;
+}
+
 // A character the scan's run loop takes without the general decoder, else 0: a common
 // ideograph or kana, nearly all of Chinese and Japanese text (classify() calls both kCjk).
 inline uint32_t run_cjk_at(std::string_view text, size_t i) {

@@ -25,10 +25,6 @@ constexpr uint8_t kInstructionCues[] = {kEasyTaskCues,  kYesNoCues,    kHardTask
 // not as the request. Characters, not bytes: a Chinese request is three bytes a character.
 constexpr size_t kMaxInstructionLineChars = 400;
 
-// Non-ASCII letters below this (Latin-1 to Cyrillic, two UTF-8 bytes) may be in a vocabulary
-// word; the scripts from Armenian on have no entries.
-constexpr uint32_t kFirstUnlistedScript = 0x530;
-
 // ASCII letters to lower case; 0 for every other byte. One load both tests and folds.
 constexpr std::array<uint8_t, 256> kLowerLetter = [] {
   std::array<uint8_t, 256> table{};
@@ -104,6 +100,10 @@ class Scanner {
         continue;
       }
       if (c >= 0x80) {
+        if (vocabulary_letter_at(text_, i) != 0) {
+          i = add_letters(i) - 1;
+          continue;
+        }
         if (run_cjk_at(text_, i) != 0) {
           i = add_ideograph_run(i) - 1;
           continue;
@@ -172,9 +172,10 @@ class Scanner {
   }
 
  private:
-  // Consumes the run of ASCII letters starting at `begin`; returns where it ends. Most of the
-  // text is letters, so this loop is the hot path: locals only, one pass, hashing as it reads
-  // (the word is compared in place on lookup, never copied).
+  // Consumes the run of letters starting at `begin`, ASCII or of the vocabulary's other scripts
+  // (accented Latin, Cyrillic: two UTF-8 bytes each); returns where it ends. Most of the text is
+  // letters, so this loop is the hot path: locals only, one pass, hashing each letter's folded
+  // code point as it reads (the word is compared in place on lookup, never copied).
   size_t add_letters(size_t begin) {
     if (word_length_ == 0) {
       word_start_ = begin;
@@ -188,49 +189,47 @@ class Scanner {
     // Words longer than any vocabulary entry are hashed too (cheaper than a branch) but never
     // looked up.
     uint32_t hash = word_hash_;
+    size_t letters = 0;
+    size_t two_byte_letters = 0;
     size_t end = begin;
-    for (; end < text_.size(); ++end) {
+    while (end < text_.size()) {
       const uint8_t lower = kLowerLetter[static_cast<unsigned char>(text_[end])];
-      if (lower == 0) {
+      if (lower != 0) {
+        hash = (hash ^ lower) * kFnvPrime;
+        ++end;
+        ++letters;
+        continue;
+      }
+      const uint32_t cp = vocabulary_letter_at(text_, end);
+      if (cp == 0) {
         break;
       }
-      hash = (hash ^ lower) * kFnvPrime;
+      hash = (hash ^ fold_letter(cp)) * kFnvPrime;
+      end += 2;
+      ++letters;
+      ++two_byte_letters;
     }
-    word_length_ += end - begin;
+    word_length_ += letters;
     if (word_length_ > kMaxWordLength) {
       word_lookup_ = false;
     }
     word_hash_ = hash;
     word_end_ = end;
-    code_points_ += end - begin;
+    code_points_ += letters;
+    non_ascii_ += two_byte_letters;
     return end;
   }
 
-  // A non-ASCII letter continues or starts a word. Accented Latin and Cyrillic letters are
-  // hashed as add_letters hashes ASCII, over their folded UTF-8 bytes, so "Übersetze" finds
-  // "übersetze"; a word with a letter of a later script (Arabic, Devanagari...) is never looked
-  // up: no vocabulary entry has one.
-  void add_letter(uint32_t cp, size_t begin, size_t length) {
+  // A letter of another script (Arabic, Devanagari, Greek-free ranges past Cyrillic...)
+  // continues or starts a word that no vocabulary entry can match.
+  void add_letter(size_t begin, size_t length) {
     if (word_length_ == 0) {
       word_start_ = begin;
       word_capitalized_ = false;
       word_at_sentence_start_ = sentence_start_;
-      word_hash_ = kFnvOffset;
-      word_lookup_ = true;
     }
-    if (cp < kFirstUnlistedScript) {
-      const uint32_t folded = fold_letter(cp);  // two UTF-8 bytes, as cp
-      uint32_t hash = word_hash_;
-      hash = (hash ^ (0xc0 | (folded >> 6))) * kFnvPrime;
-      hash = (hash ^ (0x80 | (folded & 0x3f))) * kFnvPrime;
-      word_hash_ = hash;
-    } else {
-      word_lookup_ = false;
-    }
+    word_lookup_ = false;
     ++word_length_;
-    if (word_length_ > kMaxWordLength) {
-      word_lookup_ = false;
-    }
     word_end_ = begin + length;
     mark_content();
   }
@@ -268,7 +267,7 @@ class Scanner {
     in_number_ = false;
     switch (classify(cp)) {
       case CodePointKind::kLetter:
-        add_letter(cp, begin, length);
+        add_letter(begin, length);
         return;
       case CodePointKind::kCjk:
         // CJK has no spaces: each character counts as a word for the length features.

@@ -363,7 +363,7 @@ constexpr const VocabularyEntry& entry_at(size_t i) {
 constexpr std::array<uint16_t, kSlotCount> kSlots = [] {
   std::array<uint16_t, kSlotCount> slots{};
   for (size_t i = 0; i < kWordCount; ++i) {
-    size_t slot = fnv1a(entry_at(i).word) & (kSlotCount - 1);
+    size_t slot = fnv1a_letters(entry_at(i).word) & (kSlotCount - 1);
     while (slots[slot] != 0) {
       slot = (slot + 1) & (kSlotCount - 1);
     }
@@ -381,16 +381,23 @@ constexpr size_t characters(std::string_view word) {
   return n;
 }
 
-// Short, and ASCII bytes lower-case letters (non-ASCII letters are checked to be folded by a
-// test: folding needs the decoder, which is not constexpr).
+// Short, and made of lower-case ASCII letters and two-byte sequences the scanner reads as
+// letters of a word (vocabulary_letter_at's lead bytes; that they are folded letters is checked
+// by a test).
 constexpr bool words_are_well_formed() {
   for (size_t i = 0; i < kWordCount; ++i) {
     const auto word = entry_at(i).word;
     if (word.empty() || characters(word) > kMaxWordLength) {
       return false;
     }
-    for (char c : word) {
-      if (static_cast<unsigned char>(c) < 0x80 && (c < 'a' || c > 'z')) {
+    for (size_t k = 0; k < word.size(); ++k) {
+      const auto byte = static_cast<unsigned char>(word[k]);
+      if (byte < 0x80) {
+        if (byte < 'a' || byte > 'z') {
+          return false;
+        }
+      } else if (byte < 0xc3 || byte > 0xd4 || k + 1 == word.size() ||
+                 (static_cast<unsigned char>(word[++k]) & 0xc0) != 0x80) {
         return false;
       }
     }
@@ -404,7 +411,7 @@ constexpr bool words_are_well_formed() {
 constexpr bool words_are_unique() {
   for (size_t i = 0; i < kWordCount; ++i) {
     const auto word = entry_at(i).word;
-    size_t slot = fnv1a(word) & (kSlotCount - 1);
+    size_t slot = fnv1a_letters(word) & (kSlotCount - 1);
     while (kSlots[slot] != i + 1) {
       if (entry_at(kSlots[slot] - 1u).word == word) {
         return false;

@@ -67,7 +67,21 @@ constexpr uint32_t fnv1a(std::string_view text) {
   return hash;
 }
 
-// The entry for `word` (letters in any case, UTF-8) whose FNV-1a hash over its folded letters
+// FNV-1a over a vocabulary word's code points (ASCII and two-byte UTF-8 only, as the scanner
+// reads them: vocabulary_letter_at), one step per letter: for ASCII the same as fnv1a.
+constexpr uint32_t fnv1a_letters(std::string_view word) {
+  uint32_t hash = kFnvOffset;
+  for (size_t i = 0; i < word.size(); ++i) {
+    uint32_t cp = static_cast<uint8_t>(word[i]);
+    if (cp >= 0x80 && i + 1 < word.size()) {
+      cp = (cp & 0x1f) << 6 | (static_cast<uint8_t>(word[++i]) & 0x3f);
+    }
+    hash = (hash ^ cp) * kFnvPrime;
+  }
+  return hash;
+}
+
+// The entry for `word` (letters in any case, UTF-8) whose fnv1a_letters over its folded letters
 // (fold_letter, prompt_code_points.h) is `hash`, or nullptr when the word is not in the
 // vocabulary.
 const VocabularyEntry* find_word(uint32_t hash, std::string_view word);
