@@ -33,8 +33,21 @@ bool starts_with(std::string_view text, std::string_view prefix) {
 
 // The rule that decided, as the metrics' `reason` label: the first reason code. Codes are a
 // small fixed set (policy.h), so the label's cardinality stays bounded.
-std::string first_reason(const store::TraceRecord& trace) {
-  return trace.reason_codes.empty() ? "none" : trace.reason_codes.front();
+std::string_view first_reason(const store::TraceRecord& trace) {
+  return trace.reason_codes.empty() ? std::string_view("none") : trace.reason_codes.front();
+}
+
+// The index of a trace's tier in kStatusTiers ("" is "none"), or the count for another name.
+size_t tier_index(const std::string& tier) {
+  if (tier.empty()) {
+    return std::size(kStatusTiers) - 1;
+  }
+  for (size_t i = 0; i < std::size(kStatusTiers); ++i) {
+    if (tier == kStatusTiers[i]) {
+      return i;
+    }
+  }
+  return std::size(kStatusTiers);
 }
 
 // The privacy rule that kept the request on the device ("privacy.detected", "privacy.header",
@@ -70,12 +83,13 @@ double share(uint64_t part, uint64_t total) {
 GatewayStats::GatewayStats(int64_t window_ms)
     : window_ms_(window_ms), recent_tiers_(window_ms), recent_escalations_(window_ms) {
   const std::vector<double> buckets = telemetry::latency_buckets_seconds();
-  for (const char* tier : kStatusTiers) {
-    latency_.try_emplace(tier, window_ms, kWindowCapacity);
-    ttft_.try_emplace(tier, window_ms, kWindowCapacity);
-    duration_histogram_[tier] = &registry_.histogram(
+  for (size_t t = 0; t < kTierCount; ++t) {
+    const char* tier = kStatusTiers[t];
+    latency_[t] = std::make_unique<telemetry::LatencyWindow>(window_ms, kWindowCapacity);
+    ttft_[t] = std::make_unique<telemetry::LatencyWindow>(window_ms, kWindowCapacity);
+    duration_histogram_[t] = &registry_.histogram(
         kDuration, "Whole request latency per answering tier", buckets, {{"tier", tier}});
-    ttft_histogram_[tier] = &registry_.histogram(
+    ttft_histogram_[t] = &registry_.histogram(
         kTtft, "Time to the first token the client received, per answering tier", buckets,
         {{"tier", tier}});
   }
@@ -100,27 +114,51 @@ GatewayStats::GatewayStats(int64_t window_ms)
   pinned_ = &registry_.counter(kPinnedRequests, "Requests a privacy rule kept on the device");
 }
 
-telemetry::Counter& GatewayStats::requests_counter(const std::string& tier,
-                                                   const std::string& pattern,
-                                                   const std::string& reason) {
-  std::string key = tier;
-  key += '\n';
-  key += pattern;
-  key += '\n';
-  key += reason;
+telemetry::Counter& GatewayStats::requests_counter(std::string_view tier, std::string_view pattern,
+                                                   std::string_view reason) {
+  const auto key = std::make_tuple(tier, pattern, reason);
   std::lock_guard lock(mutex_);
-  auto [it, added] = requests_.try_emplace(std::move(key), nullptr);
-  if (added) {
-    it->second = &registry_.counter(
+  auto it = requests_.find(key);
+  if (it == requests_.end()) {
+    telemetry::Counter& counter = registry_.counter(
         kRequests, "Requests answered, by the tier that answered, pattern and deciding rule",
-        {{"tier", tier}, {"pattern", pattern}, {"reason", reason}});
+        {{"tier", std::string(tier)},
+         {"pattern", std::string(pattern)},
+         {"reason", std::string(reason)}});
+    it = requests_
+             .emplace(RequestsKey{std::string(tier), std::string(pattern), std::string(reason)},
+                      &counter)
+             .first;
   }
   return *it->second;
 }
 
+void GatewayStats::count_for_fleet(size_t tier_index, std::string_view tier, bool escalated,
+                                   double cloud_cost_usd, double saved_usd) {
+  fleet_requests_.fetch_add(1, std::memory_order_relaxed);
+  if (escalated) {
+    fleet_escalations_.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (tier_index < kTierCount) {
+    fleet_tier_requests_[tier_index].fetch_add(1, std::memory_order_relaxed);
+    if (cloud_cost_usd == 0.0 && saved_usd == 0.0) {
+      return;  // nothing to carry: most requests of a free tier
+    }
+  }
+  std::lock_guard lock(mutex_);
+  if (tier_index >= kTierCount) {
+    ++fleet_deltas_["requests." + std::string(tier)];
+  }
+  fleet_deltas_["cloud_cost_micro_usd"] += whole(cloud_cost_remainder_, cloud_cost_usd);
+  if (saved_usd > 0.0) {
+    fleet_deltas_["saved_micro_usd"] += whole(saved_remainder_, saved_usd);
+  }
+}
+
 void GatewayStats::observe(const store::TraceRecord& trace, bool routed, int64_t now_ms) {
-  const std::string tier = trace.tier.empty() ? "none" : trace.tier;
-  const bool known_tier = latency_.count(tier) > 0;
+  const size_t t = tier_index(trace.tier);
+  const bool known_tier = t < kTierCount;
+  const std::string_view tier = known_tier ? std::string_view(kStatusTiers[t]) : trace.tier;
   requests_counter(tier, trace.pattern, first_reason(trace)).add();
   recent_tiers_.add(tier, now_ms);
   if (trace.escalated) {
@@ -128,27 +166,28 @@ void GatewayStats::observe(const store::TraceRecord& trace, bool routed, int64_t
     recent_escalations_.add(routed ? "routed" : "named", now_ms);
   }
   if (known_tier) {
-    duration_histogram_.at(tier)->observe(trace.latency_ms / 1000.0);
-    latency_.at(tier).add(trace.latency_ms, now_ms);
+    duration_histogram_[t]->observe(trace.latency_ms / 1000.0);
+    latency_[t]->add(trace.latency_ms, now_ms);
     if (trace.ttft_ms > 0) {
-      ttft_histogram_.at(tier)->observe(trace.ttft_ms / 1000.0);
-      ttft_.at(tier).add(trace.ttft_ms, now_ms);
+      ttft_histogram_[t]->observe(trace.ttft_ms / 1000.0);
+      ttft_[t]->add(trace.ttft_ms, now_ms);
     }
   }
   record_series(trace, routed, known_tier, now_ms);
   const int64_t tokens[2] = {trace.edge_tokens, trace.cloud_tokens};
-  for (size_t t = 0; t < 2; ++t) {
-    if (tokens[t] > 0) {
-      prompt_tokens_[t]->add(static_cast<double>(trace.prompt_tokens));
-      completion_tokens_[t]->add(static_cast<double>(tokens[t]));
+  for (size_t i = 0; i < 2; ++i) {
+    if (tokens[i] > 0) {
+      prompt_tokens_[i]->add(static_cast<double>(trace.prompt_tokens));
+      completion_tokens_[i]->add(static_cast<double>(tokens[i]));
     }
   }
   cost_[0]->add(trace.cost_edge);
   cost_[1]->add(trace.cost_cloud);
+  double saved = 0.0;
   if (trace.cost_all_cloud) {
     all_cloud_cost_->add(*trace.cost_all_cloud);
-    const double saved = *trace.cost_all_cloud - trace.cost_edge - trace.cost_cloud;
-    cost_saved_->add(std::max(0.0, saved));
+    saved = std::max(0.0, *trace.cost_all_cloud - trace.cost_edge - trace.cost_cloud);
+    cost_saved_->add(saved);
   }
   if (trace.data_left_device) {
     data_left_->add();
@@ -157,17 +196,7 @@ void GatewayStats::observe(const store::TraceRecord& trace, bool routed, int64_t
   if (trace.edge_good) {
     observe_label(trace.label_source, *trace.edge_good);
   }
-  std::lock_guard lock(mutex_);
-  ++fleet_deltas_["requests"];
-  ++fleet_deltas_["requests." + tier];
-  if (trace.escalated) {
-    ++fleet_deltas_["escalations"];
-  }
-  fleet_deltas_["cloud_cost_micro_usd"] += whole(cloud_cost_remainder_, trace.cost_cloud);
-  if (trace.cost_all_cloud) {
-    const double saved = std::max(0.0, *trace.cost_all_cloud - trace.cost_edge - trace.cost_cloud);
-    fleet_deltas_["saved_micro_usd"] += whole(saved_remainder_, saved);
-  }
+  count_for_fleet(t, tier, trace.escalated, trace.cost_cloud, saved);
 }
 
 void GatewayStats::record_series(const store::TraceRecord& trace, bool routed, bool known_tier,
@@ -205,27 +234,34 @@ void GatewayStats::count_privacy_pin(const store::TraceRecord& trace) {
 }
 
 void GatewayStats::observe_embeddings(const store::TraceRecord& trace) {
-  const std::string tier = trace.tier.empty() ? "none" : trace.tier;
+  const size_t t = tier_index(trace.tier);
+  const std::string_view tier = t < kTierCount ? std::string_view(kStatusTiers[t]) : trace.tier;
   requests_counter(tier, kEmbeddingsPattern, first_reason(trace)).add();
-  const size_t t = tier == "cloud" ? 1 : 0;
+  const size_t tokens_tier = tier == "cloud" ? 1 : 0;
   if (tier == "edge" || tier == "cloud") {
-    prompt_tokens_[t]->add(static_cast<double>(trace.prompt_tokens));
+    prompt_tokens_[tokens_tier]->add(static_cast<double>(trace.prompt_tokens));
   }
   cost_[1]->add(trace.cost_cloud);
   if (trace.data_left_device) {
     data_left_->add();
   }
   count_privacy_pin(trace);
-  std::lock_guard lock(mutex_);
-  ++fleet_deltas_["requests"];
-  ++fleet_deltas_["requests." + tier];
-  fleet_deltas_["cloud_cost_micro_usd"] += whole(cloud_cost_remainder_, trace.cost_cloud);
+  count_for_fleet(t, tier, false, trace.cost_cloud, 0.0);
 }
 
 std::map<std::string, int64_t> GatewayStats::take_fleet_deltas() {
-  std::lock_guard lock(mutex_);
   std::map<std::string, int64_t> out;
-  out.swap(fleet_deltas_);
+  {
+    std::lock_guard lock(mutex_);
+    out.swap(fleet_deltas_);
+  }
+  // Zero counts are left in: the caller adds every delta but skips the zeros.
+  out["requests"] += fleet_requests_.exchange(0, std::memory_order_relaxed);
+  out["escalations"] += fleet_escalations_.exchange(0, std::memory_order_relaxed);
+  for (size_t t = 0; t < kTierCount; ++t) {
+    out["requests." + std::string(kStatusTiers[t])] +=
+        fleet_tier_requests_[t].exchange(0, std::memory_order_relaxed);
+  }
   return out;
 }
 
@@ -277,7 +313,7 @@ json GatewayStats::traffic_json(int64_t now_ms) const {
 json GatewayStats::latency_json(int64_t now_ms, bool ttft) const {
   json out = json::object();
   for (const char* tier : {"edge", "cloud", "human"}) {
-    out[tier] = summary_json((ttft ? ttft_ : latency_).at(tier).summary(now_ms));
+    out[tier] = summary_json((ttft ? ttft_ : latency_)[tier_index(tier)]->summary(now_ms));
   }
   return out;
 }

@@ -7,14 +7,21 @@
 // what the router saw and did — so metrics, status and stored traces cannot disagree.
 //
 // Thread-safety: every method may be called from any thread; nothing here does I/O. observe()
-// updates series resolved once (atomics), takes this object's lock twice (the requests counter
-// cache, the fleet deltas) and the windows' own locks.
+// updates series resolved once and the fleet's request counts (atomics), takes this object's
+// lock once (the requests counter cache; money, whose fractions carry over, when a request
+// cost any) and the windows' own locks.
 
+#include <array>
+#include <atomic>
 #include <cstdint>
+#include <iterator>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
+#include <tuple>
 
 #include "store/trace_log.h"
 #include "telemetry/latency_window.h"
@@ -64,9 +71,15 @@ class GatewayStats {
   nlohmann::json privacy_json() const;
 
  private:
+  static constexpr size_t kTierCount = std::size(kStatusTiers);
+
   // The requests counter of one (tier, pattern, reason): resolved once, then cached.
-  telemetry::Counter& requests_counter(const std::string& tier, const std::string& pattern,
-                                       const std::string& reason);
+  telemetry::Counter& requests_counter(std::string_view tier, std::string_view pattern,
+                                       std::string_view reason);
+  // One request in the fleet's counts: its tier (index into kStatusTiers, or kTierCount for
+  // another name) and its money.
+  void count_for_fleet(size_t tier_index, std::string_view tier, bool escalated,
+                       double cloud_cost_usd, double saved_usd);
   // The request in the dashboard's time series.
   void record_series(const store::TraceRecord& trace, bool routed, bool known_tier, int64_t now_ms);
   // The privacy pin of a request, when a privacy rule kept it on the device.
@@ -83,20 +96,28 @@ class GatewayStats {
   telemetry::Counter* cost_saved_ = nullptr;
   telemetry::Counter* data_left_ = nullptr;
   telemetry::Counter* pinned_ = nullptr;
-  std::map<std::string, telemetry::Histogram*> duration_histogram_;  // by tier; fixed
-  std::map<std::string, telemetry::Histogram*> ttft_histogram_;      // by tier; fixed
+  // By tier, in the order of kStatusTiers; fixed at construction.
+  std::array<telemetry::Histogram*, kTierCount> duration_histogram_{};
+  std::array<telemetry::Histogram*, kTierCount> ttft_histogram_{};
   int64_t window_ms_;
   telemetry::WindowedCounter recent_tiers_;
   telemetry::WindowedCounter recent_escalations_;
-  std::map<std::string, telemetry::LatencyWindow> latency_;  // by tier; fixed at construction
-  std::map<std::string, telemetry::LatencyWindow> ttft_;
+  std::array<std::unique_ptr<telemetry::LatencyWindow>, kTierCount> latency_;
+  std::array<std::unique_ptr<telemetry::LatencyWindow>, kTierCount> ttft_;
   telemetry::TimeSeries series_{telemetry::TimeSeries::Options{}};
+  // The fleet's request counts since the last take_fleet_deltas(), by tier.
+  std::atomic<int64_t> fleet_requests_{0};
+  std::array<std::atomic<int64_t>, kTierCount> fleet_tier_requests_{};
+  std::atomic<int64_t> fleet_escalations_{0};
   mutable std::mutex mutex_;
-  std::map<std::string, uint64_t> pins_by_detector_;     // guarded by mutex_
-  std::map<std::string, int64_t> fleet_deltas_;          // guarded by mutex_
-  std::map<std::string, telemetry::Counter*> requests_;  // guarded by mutex_
-  double cloud_cost_remainder_ = 0.0;                    // guarded by mutex_: below one micro-USD
-  double saved_remainder_ = 0.0;                         // guarded by mutex_
+  std::map<std::string, uint64_t> pins_by_detector_;  // guarded by mutex_
+  // Money and requests of a tier outside kStatusTiers; guarded by mutex_.
+  std::map<std::string, int64_t> fleet_deltas_;
+  // By (tier, pattern, reason), found by views of them; guarded by mutex_.
+  using RequestsKey = std::tuple<std::string, std::string, std::string>;
+  std::map<RequestsKey, telemetry::Counter*, std::less<>> requests_;
+  double cloud_cost_remainder_ = 0.0;  // guarded by mutex_: below one micro-USD
+  double saved_remainder_ = 0.0;       // guarded by mutex_
 };
 
 }  // namespace tandem::server
