@@ -116,7 +116,7 @@ GatewayStats::GatewayStats(int64_t window_ms)
 
 telemetry::Counter& GatewayStats::requests_counter(std::string_view tier, std::string_view pattern,
                                                    std::string_view reason) {
-  const auto key = std::make_tuple(tier, pattern, reason);
+  const RequestsKeyView key{tier, pattern, reason};
   std::lock_guard lock(mutex_);
   auto it = requests_.find(key);
   if (it == requests_.end()) {

@@ -114,8 +114,24 @@ class GatewayStats {
   // Money and requests of a tier outside kStatusTiers; guarded by mutex_.
   std::map<std::string, int64_t> fleet_deltas_;
   // By (tier, pattern, reason), found by views of them; guarded by mutex_.
-  using RequestsKey = std::tuple<std::string, std::string, std::string>;
-  std::map<RequestsKey, telemetry::Counter*, std::less<>> requests_;
+  struct RequestsKey {
+    std::string tier, pattern, reason;
+  };
+  struct RequestsKeyView {
+    std::string_view tier, pattern, reason;
+  };
+  struct RequestsKeyLess {
+    using is_transparent = void;
+    static RequestsKeyView view(const RequestsKey& k) { return {k.tier, k.pattern, k.reason}; }
+    static RequestsKeyView view(const RequestsKeyView& k) { return k; }
+    template <class A, class B>
+    bool operator()(const A& a, const B& b) const {
+      const RequestsKeyView x = view(a);
+      const RequestsKeyView y = view(b);
+      return std::tie(x.tier, x.pattern, x.reason) < std::tie(y.tier, y.pattern, y.reason);
+    }
+  };
+  std::map<RequestsKey, telemetry::Counter*, RequestsKeyLess> requests_;
   double cloud_cost_remainder_ = 0.0;  // guarded by mutex_: below one micro-USD
   double saved_remainder_ = 0.0;       // guarded by mutex_
 };
