@@ -220,8 +220,8 @@ class Scanner {
     return end;
   }
 
-  // A letter of another script (Arabic, Devanagari, Greek-free ranges past Cyrillic...)
-  // continues or starts a word that no vocabulary entry can match.
+  // A letter of a script the vocabulary has no words in (Arabic, Devanagari...: past Cyrillic)
+  // continues or starts a word that is never looked up.
   void add_letter(size_t begin, size_t length) {
     if (word_length_ == 0) {
       word_start_ = begin;

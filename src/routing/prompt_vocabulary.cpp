@@ -3,7 +3,6 @@
 #include <array>
 #include <iterator>
 
-#include "common/utf8.h"
 #include "routing/prompt_code_points.h"
 #include "routing/prompt_words_intl.h"
 
@@ -425,32 +424,9 @@ constexpr bool words_are_unique() {
 static_assert(words_are_well_formed(), "vocabulary words: lower-case and short");
 static_assert(words_are_unique(), "vocabulary words: each once");
 
-// Writes `cp` as UTF-8 into `out`; returns its length (1 to 4).
-size_t encode_utf8(uint32_t cp, char (&out)[4]) {
-  if (cp < 0x80) {
-    out[0] = static_cast<char>(cp);
-    return 1;
-  }
-  if (cp < 0x800) {
-    out[0] = static_cast<char>(0xc0 | (cp >> 6));
-    out[1] = static_cast<char>(0x80 | (cp & 0x3f));
-    return 2;
-  }
-  if (cp < 0x10000) {
-    out[0] = static_cast<char>(0xe0 | (cp >> 12));
-    out[1] = static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-    out[2] = static_cast<char>(0x80 | (cp & 0x3f));
-    return 3;
-  }
-  out[0] = static_cast<char>(0xf0 | (cp >> 18));
-  out[1] = static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
-  out[2] = static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-  out[3] = static_cast<char>(0x80 | (cp & 0x3f));
-  return 4;
-}
-
-// `word` is letters in any case; vocabulary entries are folded. Folding keeps every character's
-// UTF-8 length (fold_letter), so the two are compared byte for byte, in place.
+// `word` is letters in any case: ASCII and the two-byte letters the scanner reads into a word
+// it looks up (vocabulary_letter_at). Entries are folded, and folding keeps a letter's two
+// bytes, so the two are compared byte for byte, in place.
 bool equals_folded(std::string_view entry, std::string_view word) {
   if (entry.size() != word.size()) {
     return false;
@@ -464,14 +440,13 @@ bool equals_folded(std::string_view entry, std::string_view word) {
       ++i;
       continue;
     }
-    uint32_t cp = 0;
-    const size_t length = decode_utf8(word, i, cp);
-    char folded[4];
-    if (encode_utf8(fold_letter(cp), folded) != length ||
-        entry.compare(i, length, folded, length) != 0) {
+    // 0 (not such a letter) folds to 0, whose lead byte no entry has.
+    const uint32_t folded = fold_letter(vocabulary_letter_at(word, i));
+    if (entry[i] != static_cast<char>(0xc0 | folded >> 6) ||
+        entry[i + 1] != static_cast<char>(0x80 | (folded & 0x3f))) {
       return false;
     }
-    i += length;
+    i += 2;
   }
   return true;
 }

@@ -50,6 +50,11 @@ size_t tier_index(const std::string& tier) {
   return std::size(kStatusTiers);
 }
 
+// The tier's `tier` label: its kStatusTiers name ("" is "none"), else its own name.
+std::string_view tier_label(size_t index, const std::string& tier) {
+  return index < std::size(kStatusTiers) ? std::string_view(kStatusTiers[index]) : tier;
+}
+
 // The privacy rule that kept the request on the device ("privacy.detected", "privacy.header",
 // "privacy.key_policy"), or "" when none did.
 std::string privacy_pin(const store::TraceRecord& trace) {
@@ -158,7 +163,7 @@ void GatewayStats::count_for_fleet(size_t tier_index, std::string_view tier, boo
 void GatewayStats::observe(const store::TraceRecord& trace, bool routed, int64_t now_ms) {
   const size_t t = tier_index(trace.tier);
   const bool known_tier = t < kTierCount;
-  const std::string_view tier = known_tier ? std::string_view(kStatusTiers[t]) : trace.tier;
+  const std::string_view tier = tier_label(t, trace.tier);
   requests_counter(tier, trace.pattern, first_reason(trace)).add();
   recent_tiers_.add(tier, now_ms);
   if (trace.escalated) {
@@ -235,7 +240,7 @@ void GatewayStats::count_privacy_pin(const store::TraceRecord& trace) {
 
 void GatewayStats::observe_embeddings(const store::TraceRecord& trace) {
   const size_t t = tier_index(trace.tier);
-  const std::string_view tier = t < kTierCount ? std::string_view(kStatusTiers[t]) : trace.tier;
+  const std::string_view tier = tier_label(t, trace.tier);
   requests_counter(tier, kEmbeddingsPattern, first_reason(trace)).add();
   const size_t tokens_tier = tier == "cloud" ? 1 : 0;
   if (tier == "edge" || tier == "cloud") {
@@ -312,8 +317,8 @@ json GatewayStats::traffic_json(int64_t now_ms) const {
 
 json GatewayStats::latency_json(int64_t now_ms, bool ttft) const {
   json out = json::object();
-  for (const char* tier : {"edge", "cloud", "human"}) {
-    out[tier] = summary_json((ttft ? ttft_ : latency_)[tier_index(tier)]->summary(now_ms));
+  for (size_t t = 0; t + 1 < kTierCount; ++t) {  // every tier but "none"
+    out[kStatusTiers[t]] = summary_json((ttft ? ttft_ : latency_)[t]->summary(now_ms));
   }
   return out;
 }
