@@ -9,6 +9,7 @@
 //
 // Thread-safety: immutable static data.
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -73,6 +74,44 @@ class ZhCueTable {
   std::array<uint8_t, kSlots> features_{};
   Filter singles_{};
   Filter pairs_{};
+};
+
+// The run of CJK characters in progress in one scan (prompt_scanner.cpp), for the cue phrases
+// that end at each character (a character that does not follow the previous one directly
+// starts a new run). Thread-safety: a value owned by one scan.
+struct ZhRun {
+  std::array<size_t, kMaxZhCueChars> starts{};  // byte offsets of the last characters, a ring
+  size_t length = 0;                            // characters in the run
+  size_t end = 0;                               // byte offset just past the run
+  size_t matched_until = 0;                     // characters of the run already in a counted phrase
+  uint32_t previous = 0;                        // the run's previous character
+
+  // Adds the character at [begin, begin + bytes); returns how many characters a phrase ending
+  // with it may have, longest first, or 0 when the filters rule every phrase out (most
+  // characters: this is the per-character cost of Chinese text).
+  size_t add(uint32_t cp, size_t begin, size_t bytes, const ZhCueTable& cues) {
+    if (begin != end) {
+      length = 0;
+      matched_until = 0;
+    }
+    starts[length % kMaxZhCueChars] = begin;
+    ++length;
+    end = begin + bytes;
+    const uint32_t before = previous;
+    previous = cp;
+    // Phrases do not overlap: in "翻译成" the match "翻译" leaves "译成" uncounted.
+    const size_t room = std::min(length - matched_until, kMaxZhCueChars);
+    if (room >= 2 && cues.may_end_a_phrase(before, cp)) {
+      return room;
+    }
+    return cues.may_be_a_phrase(cp) ? 1 : 0;
+  }
+
+  // The last `characters` characters of the run.
+  std::string_view last(std::string_view text, size_t characters) const {
+    const size_t start = starts[(length - characters) % kMaxZhCueChars];
+    return text.substr(start, end - start);
+  }
 };
 
 // The table of zh_cues(), built on first use.

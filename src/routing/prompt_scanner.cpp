@@ -7,6 +7,7 @@
 
 #include "common/utf8.h"
 #include "routing/prompt_code_points.h"
+#include "routing/prompt_cues_th.h"
 #include "routing/prompt_cues_zh.h"
 #include "routing/prompt_feature_ids.h"
 #include "routing/prompt_vocabulary.h"
@@ -44,43 +45,6 @@ bool is_digit(unsigned char c) {
 bool is_blank(unsigned char c) {
   return c == ' ' || c == '\t' || c == '\r';
 }
-
-// The run of CJK characters in progress, for the Chinese cue phrases that end at each character
-// (a character that does not follow the previous one directly starts a new run).
-struct ZhRun {
-  std::array<size_t, kMaxZhCueChars> starts{};  // byte offsets of the last characters, a ring
-  size_t length = 0;                            // characters in the run
-  size_t end = 0;                               // byte offset just past the run
-  size_t matched_until = 0;                     // characters of the run already in a counted phrase
-  uint32_t previous = 0;                        // the run's previous character
-
-  // Adds the character at [begin, begin + bytes); returns how many characters a phrase ending
-  // with it may have, longest first, or 0 when the filters rule every phrase out (most
-  // characters: this is the per-character cost of Chinese text).
-  size_t add(uint32_t cp, size_t begin, size_t bytes, const ZhCueTable& cues) {
-    if (begin != end) {
-      length = 0;
-      matched_until = 0;
-    }
-    starts[length % kMaxZhCueChars] = begin;
-    ++length;
-    end = begin + bytes;
-    const uint32_t before = previous;
-    previous = cp;
-    // Phrases do not overlap: in "翻译成" the match "翻译" leaves "译成" uncounted.
-    const size_t room = std::min(length - matched_until, kMaxZhCueChars);
-    if (room >= 2 && cues.may_end_a_phrase(before, cp)) {
-      return room;
-    }
-    return cues.may_be_a_phrase(cp) ? 1 : 0;
-  }
-
-  // The last `characters` characters of the run.
-  std::string_view last(std::string_view text, size_t characters) const {
-    const size_t start = starts[(length - characters) % kMaxZhCueChars];
-    return text.substr(start, end - start);
-  }
-};
 
 // One pass over the last user message. Counts only; extract_features turns them into values.
 class Scanner {
@@ -173,7 +137,8 @@ class Scanner {
 
  private:
   // Consumes the run of letters starting at `begin`, ASCII or of the vocabulary's other scripts
-  // (accented Latin, Cyrillic: two UTF-8 bytes each); returns where it ends. Most of the text is
+  // (accented Latin, Cyrillic, Arabic: two UTF-8 bytes each; Devanagari, Vietnamese: three);
+  // returns where it ends. Most of the text is
   // letters, so this loop is the hot path: locals only, one pass, hashing each letter's folded
   // code point as it reads (the word is compared in place on lookup, never copied).
   size_t add_letters(size_t begin) {
@@ -183,6 +148,7 @@ class Scanner {
       word_at_sentence_start_ = sentence_start_;
       word_hash_ = kFnvOffset;
       word_lookup_ = true;
+      word_marks_ = 0;
     }
     in_number_ = false;
     mark_content();
@@ -190,7 +156,8 @@ class Scanner {
     // looked up.
     uint32_t hash = word_hash_;
     size_t letters = 0;
-    size_t two_byte_letters = 0;
+    size_t other_letters = 0;
+    size_t marks = 0;
     size_t end = begin;
     while (end < text_.size()) {
       const uint8_t lower = kLowerLetter[static_cast<unsigned char>(text_[end])];
@@ -204,23 +171,28 @@ class Scanner {
       if (cp == 0) {
         break;
       }
-      hash = (hash ^ fold_letter(cp)) * kFnvPrime;
-      end += 2;
+      if (is_arabic_mark(cp)) {
+        ++marks;  // a vowel sign or shadda: the word is looked up without it
+      } else {
+        hash = (hash ^ fold_vocabulary_letter(cp)) * kFnvPrime;
+      }
+      end += letter_bytes(cp);
       ++letters;
-      ++two_byte_letters;
+      ++other_letters;
     }
     word_length_ += letters;
-    if (word_length_ > kMaxWordLength) {
+    word_marks_ += marks;
+    if (word_length_ - word_marks_ > kMaxWordLength) {
       word_lookup_ = false;
     }
     word_hash_ = hash;
     word_end_ = end;
     code_points_ += letters;
-    non_ascii_ += two_byte_letters;
+    non_ascii_ += other_letters;
     return end;
   }
 
-  // A letter of a script the vocabulary has no words in (Arabic, Devanagari...: past Cyrillic)
+  // A letter of a script the vocabulary has no words in (Thai, Hebrew, Armenian, Georgian...)
   // continues or starts a word that is never looked up.
   void add_letter(size_t begin, size_t length) {
     if (word_length_ == 0) {
@@ -267,6 +239,9 @@ class Scanner {
     in_number_ = false;
     switch (classify(cp)) {
       case CodePointKind::kLetter:
+        if (is_thai_letter(cp)) {
+          add_thai_letter(begin);
+        }
         add_letter(begin, length);
         return;
       case CodePointKind::kCjk:
@@ -456,9 +431,12 @@ class Scanner {
     }
   }
 
-  void end_word() {
+  [[gnu::always_inline]] void end_word() {
     if (word_length_ == 0) {
       return;
+    }
+    if (thai_run_end_ != 0) {
+      end_thai_run();  // a run of Thai letters is inside a word
     }
     ++words_;
     ++letter_words_;
@@ -470,54 +448,92 @@ class Scanner {
       ++capitalized_words_;
     }
     Tag tag = Tag::kNone;
+    bool may_start_pair = false;
     if (word_lookup_) {
-      if (const VocabularyEntry* entry =
-              find_word(word_hash_, text_.substr(word_start_, word_end_ - word_start_))) {
-        tag = entry->tag;
-        if (!count_phrase(tag) && entry->cue != kNoCue) {
-          count_cue(entry->cue);
-        }
+      // The pair test is inline and cheap; reading a pair is out of line (Vietnamese text).
+      const bool after_first = pair_first_end_ != 0 && word_start_ == pair_first_end_ + 1 &&
+                               text_[pair_first_end_] == ' ';
+      if (!after_first || !count_word_pair()) {
+        tag = look_up_word();
+        may_start_pair = may_start_a_pair(word_hash_);
       }
     }
+    // A word that ended a pair starts none: "viết lại" is not read again in "hãy viết lại".
+    pair_first_end_ = may_start_pair ? word_end_ : 0;
+    pair_first_start_ = word_start_;
+    pair_first_hash_ = word_hash_;
     previous2_ = previous_;
     previous_ = tag;
     word_length_ = 0;
   }
 
+  // Thai letters are read in runs (three bytes each, one after another), and the cue phrases in
+  // a run are counted when it ends (prompt_cues_th.h): Thai writes no spaces between words.
+  void add_thai_letter(size_t begin) {
+    if (thai_run_end_ != begin) {
+      if (thai_run_end_ != 0) {
+        end_thai_run();
+      }
+      thai_run_begin_ = begin;
+    }
+    thai_run_end_ = begin + 3;
+  }
+
+  [[gnu::noinline]] void end_thai_run() {
+    std::array<uint8_t, 64> found;  // a run with more cues than this is not a request
+    const size_t count = find_thai_cues(
+        std::string_view(text_.data() + thai_run_begin_, thai_run_end_ - thai_run_begin_), found);
+    for (size_t i = 0; i < count; ++i) {
+      count_cue(found[i]);
+    }
+    thai_run_end_ = 0;
+  }
+
+  // Counts the word in progress when it is in the vocabulary; returns its tag.
+  [[gnu::always_inline]] Tag look_up_word() {
+    std::string_view word(text_.data() + word_start_, word_end_ - word_start_);
+    std::array<char, 3 * kMaxWordLength> unmarked;
+    if (word_marks_ != 0) {
+      word = without_arabic_marks(word, unmarked);
+    }
+    const VocabularyEntry* entry = find_word(word_hash_, word);
+    if (entry == nullptr && word.front() == '\xd9') {  // و and other Arabic letters
+      entry = find_word_after_conjunction(word);
+    }
+    if (entry == nullptr) {
+      return Tag::kNone;
+    }
+    if (!count_phrase(entry->tag) && entry->cue != kNoCue) {
+      count_cue(entry->cue);
+    }
+    return entry->tag;
+  }
+
+  // Counts a two-word entry ending in this word ("chứng minh", "phân tích": Vietnamese writes a
+  // word as syllables with a space between); true when one matched (the word alone is then not
+  // looked up, nor read as the first word of the next pair). Only a word that may start a pair
+  // (may_start_a_pair) followed by one space is read as a first word, so other text pays a bit
+  // test per word.
+  [[gnu::noinline]] bool count_word_pair() {
+    const VocabularyEntry* entry = find_word(
+        pair_hash(pair_first_hash_, word_hash_),
+        std::string_view(text_.data() + pair_first_start_, word_end_ - pair_first_start_));
+    if (entry == nullptr || entry->cue == kNoCue) {
+      return false;
+    }
+    count_cue(entry->cue);
+    return true;
+  }
+
   // Counts a phrase ending in this word; true when one matched (the word's own cue is then
   // not counted: "at least" is a constraint, not a negation).
   bool count_phrase(Tag tag) {
-    auto count = [&](uint8_t cue) {
-      count_cue(cue);
-      return true;
-    };
-    switch (tag) {
-      case Tag::kStep:
-        return previous_ == Tag::kBy && previous2_ == Tag::kStep && count(kReasoningCues);
-      case Tag::kLeast:
-      case Tag::kMost:
-        return previous_ == Tag::kAt && count(kConstraintCues);
-      case Tag::kThan:
-        return (previous_ == Tag::kMore || previous_ == Tag::kLess) && previous2_ == Tag::kNo &&
-               count(kConstraintCues);
-      case Tag::kMany:
-      case Tag::kMuch:
-        return previous_ == Tag::kHow && count(kMathTerms);
-      case Tag::kWhy:
-      case Tag::kHow:
-        return previous_ == Tag::kExplain && count(kHardTaskCues);
-      case Tag::kWhether:  // "explain (assess, determine) whether it would be enforceable"
-        return (previous_ == Tag::kExplain || previous_ == Tag::kJudge) && count(kHardTaskCues);
-      case Tag::kOffs:  // "trade-offs", "trade offs"
-        return previous_ == Tag::kTrade && count(kHardTaskCues);
-      case Tag::kFollowing:
-        return previous_ == Tag::kThe && previous2_ == Tag::kOf && count(kChoiceOptions);
-      case Tag::kNo:
-        return (previous_ == Tag::kYes || (previous_ == Tag::kOr && previous2_ == Tag::kYes)) &&
-               count(kYesNoCues);
-      default:
-        return false;
+    const uint8_t cue = phrase_cue(tag, previous_, previous2_);
+    if (cue == kNoCue) {
+      return false;
     }
+    count_cue(cue);
+    return true;
   }
 
   std::string_view text_;
@@ -557,12 +573,22 @@ class Scanner {
   size_t word_start_ = 0;  // byte offsets of the word in progress
   size_t word_end_ = 0;
   size_t word_length_ = 0;  // its characters
+  size_t word_marks_ = 0;   // of which Arabic vowel signs and shaddas (is_arabic_mark)
   uint32_t word_hash_ = kFnvOffset;
   bool word_lookup_ = true;
   bool word_capitalized_ = false;
   bool word_at_sentence_start_ = false;
   Tag previous_ = Tag::kNone;
   Tag previous2_ = Tag::kNone;
+
+  // The run of Thai letters in progress (end 0: none), byte offsets.
+  size_t thai_run_begin_ = 0;
+  size_t thai_run_end_ = 0;
+
+  // The word before, when it may be the first word of a two-word entry (end 0: none).
+  size_t pair_first_start_ = 0;
+  size_t pair_first_end_ = 0;
+  uint32_t pair_first_hash_ = kFnvOffset;
 
   bool in_number_ = false;
   bool sentence_start_ = true;

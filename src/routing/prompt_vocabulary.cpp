@@ -4,7 +4,9 @@
 #include <iterator>
 
 #include "routing/prompt_code_points.h"
+#include "routing/prompt_words_ar_hi_vi.h"
 #include "routing/prompt_words_intl.h"
+#include "routing/prompt_words_tr_id_nl_pl.h"
 
 namespace tandem::routing::prompt_detail {
 namespace {
@@ -349,27 +351,69 @@ constexpr VocabularyEntry kEntries[] = {
     {"electron", kDomainTerms, Tag::kNone},
 };
 
-constexpr size_t kEnglishCount = std::size(kEntries);
-constexpr size_t kWordCount = kEnglishCount + std::size(kIntlWords);
-constexpr size_t kSlotCount = 4096;  // power of two, load factor about 0.25
+constexpr size_t kWordCount = std::size(kEntries) + std::size(kIntlWords) +
+                              std::size(kTrIdNlPlWords) + std::size(kArHiViWords);
+constexpr size_t kSlotCount = 8192;  // power of two, load factor about 0.3
 
-// The English words, then the other languages' (prompt_words_intl.h): one table for both.
+// The English words, then the other languages' (prompt_words_*.h): one table for all.
+constexpr std::array<VocabularyEntry, kWordCount> kAllWords = [] {
+  std::array<VocabularyEntry, kWordCount> all{};
+  size_t n = 0;
+  for (std::span<const VocabularyEntry> list :
+       {std::span<const VocabularyEntry>(kEntries), std::span<const VocabularyEntry>(kIntlWords),
+        std::span<const VocabularyEntry>(kTrIdNlPlWords),
+        std::span<const VocabularyEntry>(kArHiViWords)}) {
+    for (const VocabularyEntry& entry : list) {
+      all[n++] = entry;
+    }
+  }
+  return all;
+}();
+
 constexpr const VocabularyEntry& entry_at(size_t i) {
-  return i < kEnglishCount ? kEntries[i] : kIntlWords[i - kEnglishCount];
+  return kAllWords[i];
 }
 
-// Open addressing, built at compile time: slot -> 1 + index into entry_at, 0 = empty.
-constexpr std::array<uint16_t, kSlotCount> kSlots = [] {
-  std::array<uint16_t, kSlotCount> slots{};
+// A slot: 1 + index into entry_at in the low 16 bits (0 = empty), the top 16 bits of the
+// entry's hash above them. Most words looked up are not in the vocabulary; the fingerprint
+// turns them away without reading an entry, so a lookup reads this table alone (a sixth of the
+// entries' size) and probes stay cheap at a high load factor.
+constexpr uint32_t slot_of(uint32_t hash, size_t index) {
+  return (hash & 0xffff0000u) | static_cast<uint32_t>(index + 1);
+}
+constexpr size_t slot_index(uint32_t slot) {
+  return (slot & 0xffffu) - 1;
+}
+
+// Open addressing, built at compile time.
+constexpr std::array<uint32_t, kSlotCount> kSlots = [] {
+  std::array<uint32_t, kSlotCount> slots{};
   for (size_t i = 0; i < kWordCount; ++i) {
-    size_t slot = fnv1a_letters(entry_at(i).word) & (kSlotCount - 1);
+    const uint32_t hash = entry_hash(entry_at(i).word);
+    size_t slot = hash & (kSlotCount - 1);
     while (slots[slot] != 0) {
       slot = (slot + 1) & (kSlotCount - 1);
     }
-    slots[slot] = static_cast<uint16_t>(i + 1);
+    slots[slot] = slot_of(hash, i);
   }
   return slots;
 }();
+
+}  // namespace
+
+constexpr std::array<uint64_t, 64> kPairFirstWords = [] {
+  std::array<uint64_t, 64> bits{};
+  for (size_t i = 0; i < kWordCount; ++i) {
+    const std::string_view word = entry_at(i).word;
+    if (const size_t space = word.find(' '); space != std::string_view::npos) {
+      const uint32_t hash = fnv1a_letters(word.substr(0, space));
+      bits[(hash >> 6) & 63] |= uint64_t{1} << (hash & 63);
+    }
+  }
+  return bits;
+}();
+
+namespace {
 
 // Characters of a UTF-8 word: its bytes less the continuation bytes.
 constexpr size_t characters(std::string_view word) {
@@ -380,28 +424,50 @@ constexpr size_t characters(std::string_view word) {
   return n;
 }
 
-// Short, and made of lower-case ASCII letters and two-byte sequences the scanner reads as
-// letters of a word (vocabulary_letter_at's lead bytes; that they are folded letters is checked
-// by a test).
+// A vocabulary letter's UTF-8 length at word[k] (prompt_code_points.h's vocabulary_letter_at:
+// lead bytes C3..D4 and D8..DB of two bytes, E0 and E1 of three), or 0 when it is not one.
+constexpr size_t entry_letter_bytes(std::string_view word, size_t k) {
+  const auto lead = static_cast<unsigned char>(word[k]);
+  const bool two = (lead >= 0xc3 && lead <= 0xd4) || (lead >= 0xd8 && lead <= 0xdb);
+  const size_t bytes = two ? 2 : lead == 0xe0 || lead == 0xe1 ? 3 : 0;
+  if (bytes == 0 || k + bytes > word.size()) {
+    return 0;
+  }
+  for (size_t b = 1; b < bytes; ++b) {
+    if ((static_cast<unsigned char>(word[k + b]) & 0xc0) != 0x80) {
+      return 0;
+    }
+  }
+  return bytes;
+}
+
+// Short, and made of lower-case ASCII letters and the multi-byte letters the scanner reads as
+// letters of a word (that they are folded letters is checked by a test); at most one space,
+// between two words.
 constexpr bool words_are_well_formed() {
   for (size_t i = 0; i < kWordCount; ++i) {
     const auto word = entry_at(i).word;
-    if (word.empty() || characters(word) > kMaxWordLength) {
+    if (word.empty() || characters(word) > kMaxWordLength || word.front() == ' ' ||
+        word.back() == ' ' || word.find(' ') != word.rfind(' ')) {
       return false;
     }
-    for (size_t k = 0; k < word.size(); ++k) {
+    for (size_t k = 0; k < word.size();) {
       const auto byte = static_cast<unsigned char>(word[k]);
       if (byte < 0x80) {
-        if (byte < 'a' || byte > 'z') {
+        if ((byte < 'a' || byte > 'z') && byte != ' ') {
           return false;
         }
-      } else if (byte < 0xc3 || byte > 0xd4 || k + 1 == word.size() ||
-                 (static_cast<unsigned char>(word[++k]) & 0xc0) != 0x80) {
+        ++k;
+        continue;
+      }
+      const size_t bytes = entry_letter_bytes(word, k);
+      if (bytes == 0) {
         return false;
       }
+      k += bytes;
     }
   }
-  return kWordCount * 2 < kSlotCount;
+  return kWordCount * 10 < kSlotCount * 7 && kWordCount < 0xffff;
 }
 
 // No word twice: a repeat is inserted after its first entry, in the same probe chain, so each
@@ -410,9 +476,9 @@ constexpr bool words_are_well_formed() {
 constexpr bool words_are_unique() {
   for (size_t i = 0; i < kWordCount; ++i) {
     const auto word = entry_at(i).word;
-    size_t slot = fnv1a_letters(word) & (kSlotCount - 1);
-    while (kSlots[slot] != i + 1) {
-      if (entry_at(kSlots[slot] - 1u).word == word) {
+    size_t slot = entry_hash(word) & (kSlotCount - 1);
+    while (slot_index(kSlots[slot]) != i) {
+      if (entry_at(slot_index(kSlots[slot])).word == word) {
         return false;
       }
       slot = (slot + 1) & (kSlotCount - 1);
@@ -424,29 +490,41 @@ constexpr bool words_are_unique() {
 static_assert(words_are_well_formed(), "vocabulary words: lower-case and short");
 static_assert(words_are_unique(), "vocabulary words: each once");
 
-// `word` is letters in any case: ASCII and the two-byte letters the scanner reads into a word
-// it looks up (vocabulary_letter_at). Entries are folded, and folding keeps a letter's two
-// bytes, so the two are compared byte for byte, in place.
-bool equals_folded(std::string_view entry, std::string_view word) {
+// `word` is letters in any case: ASCII and the multi-byte letters the scanner reads into a word
+// it looks up (vocabulary_letter_at), a space between two words. Entries are folded, and
+// folding keeps a letter's length, so the two are compared byte for byte, in place.
+[[gnu::always_inline]] inline bool equals_folded(std::string_view entry, std::string_view word) {
   if (entry.size() != word.size()) {
     return false;
   }
   for (size_t i = 0; i < word.size();) {
     const auto byte = static_cast<unsigned char>(word[i]);
     if (byte < 0x80) {
-      if (entry[i] != static_cast<char>(byte | 0x20)) {
+      if (entry[i] != static_cast<char>(byte | 0x20)) {  // ' ' stays ' '
         return false;
       }
       ++i;
       continue;
     }
-    // 0 (not such a letter) folds to 0, whose lead byte no entry has.
-    const uint32_t folded = fold_letter(vocabulary_letter_at(word, i));
-    if (entry[i] != static_cast<char>(0xc0 | folded >> 6) ||
-        entry[i + 1] != static_cast<char>(0x80 | (folded & 0x3f))) {
+    const uint32_t letter = vocabulary_letter_at(word, i);
+    if (letter == 0) {
+      return false;  // not a letter an entry holds
+    }
+    const uint32_t folded = fold_vocabulary_letter(letter);
+    if (folded < 0x800) {
+      if (entry[i] != static_cast<char>(0xc0 | folded >> 6) ||
+          entry[i + 1] != static_cast<char>(0x80 | (folded & 0x3f))) {
+        return false;
+      }
+      i += 2;
+      continue;
+    }
+    if (i + 2 >= word.size() || entry[i] != static_cast<char>(0xe0 | folded >> 12) ||
+        entry[i + 1] != static_cast<char>(0x80 | ((folded >> 6) & 0x3f)) ||
+        entry[i + 2] != static_cast<char>(0x80 | (folded & 0x3f))) {
       return false;
     }
-    i += 2;
+    i += 3;
   }
   return true;
 }
@@ -454,15 +532,59 @@ bool equals_folded(std::string_view entry, std::string_view word) {
 }  // namespace
 
 const VocabularyEntry* find_word(uint32_t hash, std::string_view word) {
-  size_t slot = hash & (kSlotCount - 1);
-  while (kSlots[slot] != 0) {
-    const VocabularyEntry& entry = entry_at(kSlots[slot] - 1u);
+  const uint32_t fingerprint = hash & 0xffff0000u;
+  for (size_t slot = hash & (kSlotCount - 1); kSlots[slot] != 0;
+       slot = (slot + 1) & (kSlotCount - 1)) {
+    if ((kSlots[slot] & 0xffff0000u) != fingerprint) {
+      continue;
+    }
+    const VocabularyEntry& entry = entry_at(slot_index(kSlots[slot]));
     if (equals_folded(entry.word, word)) {
       return &entry;
     }
-    slot = (slot + 1) & (kSlotCount - 1);
   }
   return nullptr;
+}
+
+uint8_t phrase_cue(Tag tag, Tag previous, Tag previous2) {
+  switch (tag) {
+    case Tag::kStep:
+      return previous == Tag::kBy && previous2 == Tag::kStep ? kReasoningCues : kNoCue;
+    case Tag::kLeast:
+    case Tag::kMost:
+      return previous == Tag::kAt ? kConstraintCues : kNoCue;
+    case Tag::kThan:
+      return (previous == Tag::kMore || previous == Tag::kLess) && previous2 == Tag::kNo
+                 ? kConstraintCues
+                 : kNoCue;
+    case Tag::kMany:
+    case Tag::kMuch:
+      return previous == Tag::kHow ? kMathTerms : kNoCue;
+    case Tag::kWhy:
+    case Tag::kHow:
+      return previous == Tag::kExplain ? kHardTaskCues : kNoCue;
+    case Tag::kWhether:  // "explain (assess, determine) whether it would be enforceable"
+      return previous == Tag::kExplain || previous == Tag::kJudge ? kHardTaskCues : kNoCue;
+    case Tag::kOffs:  // "trade-offs", "trade offs"
+      return previous == Tag::kTrade ? kHardTaskCues : kNoCue;
+    case Tag::kFollowing:
+      return previous == Tag::kThe && previous2 == Tag::kOf ? kChoiceOptions : kNoCue;
+    case Tag::kNo:
+      return previous == Tag::kYes || (previous == Tag::kOr && previous2 == Tag::kYes) ? kYesNoCues
+                                                                                       : kNoCue;
+    default:
+      return kNoCue;
+  }
+}
+
+const VocabularyEntry* find_word_after_conjunction(std::string_view word) {
+  constexpr std::string_view kAnd = "\xd9\x88";  // و
+  if (word.size() < kAnd.size() + 4 || !word.starts_with(kAnd)) {
+    return nullptr;  // at least two letters after it
+  }
+  const std::string_view rest = word.substr(kAnd.size());
+  // Arabic letters have no case: the rest hashes as its entry would.
+  return find_word(fnv1a_letters(rest), rest);
 }
 
 std::span<const VocabularyEntry> english_words() {
@@ -471,6 +593,14 @@ std::span<const VocabularyEntry> english_words() {
 
 std::span<const VocabularyEntry> intl_words() {
   return kIntlWords;
+}
+
+std::span<const VocabularyEntry> tr_id_nl_pl_words() {
+  return kTrIdNlPlWords;
+}
+
+std::span<const VocabularyEntry> ar_hi_vi_words() {
+  return kArHiViWords;
 }
 
 }  // namespace tandem::routing::prompt_detail

@@ -1,13 +1,15 @@
 #pragma once
 // The prompt features' task cues of languages written with spaces between words: a small
 // vocabulary of English words, each counting toward a feature alone or taking part in a
-// multi-word cue, and of Spanish, French, German, Portuguese, Italian and Russian words
-// (prompt_words_intl.h), found by the FNV-1a hash the scanner computes as it reads a word, over
-// its letters folded to lower case. prompt_cues_zh.h holds the Chinese, Japanese and Korean
-// phrases.
+// multi-word cue, and of thirteen more languages' words (prompt_words_intl.h: Spanish, French,
+// German, Portuguese, Italian, Russian; prompt_words_tr_id_nl_pl.h: Turkish, Indonesian, Dutch,
+// Polish; prompt_words_ar_hi_vi.h: Arabic, Hindi, Vietnamese), found by the FNV-1a hash the
+// scanner computes as it reads a word, over its letters folded to lower case. prompt_cues_zh.h
+// holds the Chinese, Japanese and Korean phrases.
 //
 // Thread-safety: immutable data built at compile time.
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -47,6 +49,10 @@ enum class Tag : uint8_t {
   kOffs,
 };
 
+// The feature a multi-word cue ending in a word tagged `tag` counts toward, given the tags of
+// the two words before it ("step by step": kStep after kBy after kStep), or kNoCue.
+uint8_t phrase_cue(Tag tag, Tag previous, Tag previous2);
+
 struct VocabularyEntry {
   std::string_view word;
   uint8_t cue;  // a Feature counted when the word occurs alone, or kNoCue
@@ -67,13 +73,17 @@ constexpr uint32_t fnv1a(std::string_view text) {
   return hash;
 }
 
-// FNV-1a over a vocabulary word's code points (ASCII and two-byte UTF-8 only, as the scanner
-// reads them: vocabulary_letter_at), one step per letter: for ASCII the same as fnv1a.
+// FNV-1a over a vocabulary word's code points (ASCII, two- and three-byte UTF-8 only, as the
+// scanner reads them: vocabulary_letter_at), one step per letter: for ASCII the same as fnv1a.
 constexpr uint32_t fnv1a_letters(std::string_view word) {
   uint32_t hash = kFnvOffset;
   for (size_t i = 0; i < word.size(); ++i) {
     uint32_t cp = static_cast<uint8_t>(word[i]);
-    if (cp >= 0x80 && i + 1 < word.size()) {
+    if (cp >= 0xe0 && i + 2 < word.size()) {
+      cp = (cp & 0x0f) << 12 | (static_cast<uint8_t>(word[i + 1]) & 0x3f) << 6 |
+           (static_cast<uint8_t>(word[i + 2]) & 0x3f);
+      i += 2;
+    } else if (cp >= 0x80 && i + 1 < word.size()) {
       cp = (cp & 0x1f) << 6 | (static_cast<uint8_t>(word[++i]) & 0x3f);
     }
     hash = (hash ^ cp) * kFnvPrime;
@@ -81,13 +91,43 @@ constexpr uint32_t fnv1a_letters(std::string_view word) {
   return hash;
 }
 
-// The entry for `word` (letters in any case, UTF-8) whose fnv1a_letters over its folded letters
-// (fold_letter, prompt_code_points.h) is `hash`, or nullptr when the word is not in the
-// vocabulary.
+// The key of a two-word entry ("chứng minh": Vietnamese writes a word as syllables with spaces
+// between) from its words' fnv1a_letters: the scanner has both when the second word ends.
+constexpr uint32_t pair_hash(uint32_t first, uint32_t second) {
+  return (first ^ (second * 0x9e3779b1u)) * kFnvPrime;
+}
+
+// The key an entry is found by: fnv1a_letters of a word, pair_hash of a two-word entry.
+constexpr uint32_t entry_hash(std::string_view word) {
+  const size_t space = word.find(' ');
+  if (space == std::string_view::npos) {
+    return fnv1a_letters(word);
+  }
+  return pair_hash(fnv1a_letters(word.substr(0, space)), fnv1a_letters(word.substr(space + 1)));
+}
+
+// The entry for `word` (letters in any case, UTF-8; two words with one space between for a
+// two-word entry) whose entry_hash over its folded letters (fold_letter, prompt_code_points.h)
+// is `hash`, or nullptr when the word is not in the vocabulary.
 const VocabularyEntry* find_word(uint32_t hash, std::string_view word);
+
+// Whether a word whose fnv1a_letters is `hash` may be the first of a two-word entry: a bit per
+// hash, so the scanner tests each word in one load and looks up a pair only after a word that
+// may start one (false positives cost a lookup).
+extern const std::array<uint64_t, 64> kPairFirstWords;
+inline bool may_start_a_pair(uint32_t hash) {
+  return (kPairFirstWords[(hash >> 6) & 63] >> (hash & 63) & 1) != 0;
+}
+
+// The entry for an Arabic word that starts with the conjunction "and" (و), written joined to
+// the word it precedes ("واشرح", "and explain"), found without it; nullptr for any other word
+// or when the rest is not in the vocabulary. `word` is as for find_word.
+const VocabularyEntry* find_word_after_conjunction(std::string_view word);
 
 // The vocabulary's entries, for tests: the English words and the other languages'.
 std::span<const VocabularyEntry> english_words();
 std::span<const VocabularyEntry> intl_words();
+std::span<const VocabularyEntry> tr_id_nl_pl_words();
+std::span<const VocabularyEntry> ar_hi_vi_words();
 
 }  // namespace tandem::routing::prompt_detail

@@ -1,7 +1,8 @@
 // The task cues of languages other than English and Chinese: Spanish, French, German,
-// Portuguese, Italian and Russian words (prompt_words_intl.h), Japanese and Korean phrases
-// (prompt_cues_ja_ko.cpp). Each counts toward the feature its English counterpart does, in any
-// letter case, and only as a whole word.
+// Portuguese, Italian and Russian words (prompt_words_intl.h), Turkish, Indonesian, Dutch and
+// Polish (prompt_words_tr_id_nl_pl.h), Arabic, Hindi and Vietnamese
+// (prompt_words_ar_hi_vi.h), Japanese and Korean phrases (prompt_cues_ja_ko.cpp). Each counts
+// toward the feature its English counterpart does, in any letter case, and only as a whole word.
 
 #include <cmath>
 #include <set>
@@ -25,7 +26,8 @@ using prompt_test::feature;
 using prompt_test::log_count;
 using prompt_test::of;
 
-// The upper-case form of a folded word: ASCII, Latin-1, Latin Extended-A and Cyrillic letters.
+// The upper-case form of a folded word: ASCII, Latin-1, Latin Extended-A, Vietnamese and
+// Cyrillic letters (Arabic and Devanagari have no case).
 std::string upper(std::string_view word) {
   std::string out;
   for (size_t i = 0; i < word.size();) {
@@ -41,6 +43,8 @@ std::string upper(std::string_view word) {
       cp -= 0x50;
     } else if (cp >= 0x100 && cp <= 0x17f && fold_letter(cp - 1) == cp) {
       cp -= 1;
+    } else if ((cp == 0x1a1 || cp == 0x1b0 || cp >= 0x1e00) && fold_letter(cp - 1) == cp) {
+      cp -= 1;  // ơ, ư and Vietnamese letters with two marks
     }
     append_utf8(out, cp);
   }
@@ -72,19 +76,25 @@ TEST(PromptCuesIntl, EveryWordIsFoldedAndFoundInAnyCase) {
   for (const auto& entry : prompt_detail::english_words()) {
     english.insert(entry.word);
   }
-  for (const auto& entry : prompt_detail::intl_words()) {
-    const std::string word(entry.word);
-    EXPECT_EQ(english.count(entry.word), 0u) << word << " is an English entry too";
-    for (size_t i = 0; i < word.size();) {
-      uint32_t cp = 0;
-      i += decode_utf8(word, i, cp);
-      EXPECT_EQ(fold_letter(cp), cp) << word << " is not folded";
-      EXPECT_TRUE((cp >= 'a' && cp <= 'z') || (cp >= 0xc0 && cp < 0x530)) << word;
-    }
-    ASSERT_NE(entry.cue, prompt_detail::kNoCue) << word;
-    const std::string_view name = feature_names()[entry.cue];
-    for (const std::string& text : {word, upper(word), "« " + word + " »"}) {
-      EXPECT_EQ(feature(of(text), name), log_count(1)) << text;
+  for (const auto words : {prompt_detail::intl_words(), prompt_detail::tr_id_nl_pl_words(),
+                           prompt_detail::ar_hi_vi_words()}) {
+    for (const auto& entry : words) {
+      const std::string word(entry.word);
+      EXPECT_EQ(english.count(entry.word), 0u) << word << " is an English entry too";
+      for (size_t i = 0; i < word.size();) {
+        uint32_t cp = 0;
+        i += decode_utf8(word, i, cp);
+        EXPECT_EQ(fold_letter(cp), cp) << word << " is not folded";
+        EXPECT_TRUE((cp >= 'a' && cp <= 'z') || cp == ' ' || (cp >= 0xc0 && cp < 0x530) ||
+                    (cp >= 0x620 && cp <= 0x6d5) || (cp >= 0x900 && cp <= 0x97f) ||
+                    (cp >= 0x1e00 && cp <= 0x1eff))
+            << word;
+      }
+      ASSERT_NE(entry.cue, prompt_detail::kNoCue) << word;
+      const std::string_view name = feature_names()[entry.cue];
+      for (const std::string& text : {word, upper(word), "« " + word + " »"}) {
+        EXPECT_EQ(feature(of(text), name), log_count(1)) << text;
+      }
     }
   }
 }
