@@ -33,6 +33,7 @@ jq -r --arg cpu "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)" \
              elif .variant == "zh" then "Chinese" elif .variant == "ja" then "Japanese"
              elif .variant == "ko" then "Korean" elif .variant == "ru" then "Russian"
              elif .variant == "ar" then "Arabic" elif .variant == "hi" then "Hindi"
+             elif .variant == "vi" then "Vietnamese" elif .variant == "th" then "Thai"
              else .variant end;
   def route: "\(.tier) (\(.reason))";
   . as $all |
