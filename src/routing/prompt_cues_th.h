@@ -31,6 +31,19 @@ constexpr bool is_thai_letter(uint32_t cp) {
   return cp - 0x0e01 <= 0x0e4e - 0x0e01;
 }
 
+// Whether text[i] starts a Thai letter (is_thai_letter), three UTF-8 bytes E0 B8 81..E0 B9 8E.
+inline bool thai_letter_at(std::string_view text, size_t i) {
+  if (i + 2 >= text.size() || static_cast<unsigned char>(text[i]) != 0xe0) {
+    return false;
+  }
+  const uint32_t second = static_cast<unsigned char>(text[i + 1]);
+  const uint32_t third = static_cast<unsigned char>(text[i + 2]);
+  if ((second != 0xb8 && second != 0xb9) || (third & 0xc0) != 0x80) {
+    return false;
+  }
+  return is_thai_letter(0x0e00 + ((second & 1) << 6 | (third & 0x3f)));
+}
+
 // The features of the cue phrases in `run` (Thai letters only, three UTF-8 bytes each), written
 // to `out` in order; returns how many (at most out.size()). At each letter the longest phrase
 // that starts there is taken, and phrases do not overlap.

@@ -72,6 +72,10 @@ class Scanner {
           i = add_ideograph_run(i) - 1;
           continue;
         }
+        if (thai_letter_at(text_, i)) {
+          i = add_thai_letters(i) - 1;
+          continue;
+        }
         uint32_t cp = 0;
         const size_t length = decode_utf8(text_, i, cp);
         add_code_point(cp, i, length);
@@ -194,16 +198,42 @@ class Scanner {
 
   // A letter of a script the vocabulary has no words in (Thai, Hebrew, Armenian, Georgian...)
   // continues or starts a word that is never looked up.
-  void add_letter(size_t begin, size_t length) {
+  void add_letter(size_t begin, size_t length) { add_unlisted_letters(begin, begin + length, 1); }
+
+  // `letters` letters of such a script, in [begin, end).
+  void add_unlisted_letters(size_t begin, size_t end, size_t letters) {
     if (word_length_ == 0) {
       word_start_ = begin;
       word_capitalized_ = false;
       word_at_sentence_start_ = sentence_start_;
     }
     word_lookup_ = false;
-    ++word_length_;
-    word_end_ = begin + length;
+    word_length_ += letters;
+    word_end_ = end;
     mark_content();
+  }
+
+  // Consumes the run of Thai letters starting at `begin`; returns where it ends. What
+  // add_code_point does for each, with the counts added once per run: Thai text is mostly such
+  // runs. The run's cue phrases are counted when it ends (end_thai_run).
+  size_t add_thai_letters(size_t begin) {
+    size_t end = begin + 3;
+    while (end < text_.size() && thai_letter_at(text_, end)) {
+      end += 3;
+    }
+    const size_t letters = (end - begin) / 3;
+    code_points_ += letters;
+    non_ascii_ += letters;
+    in_number_ = false;
+    add_unlisted_letters(begin, end, letters);
+    if (thai_run_end_ != begin) {
+      if (thai_run_end_ != 0) {
+        end_thai_run();
+      }
+      thai_run_begin_ = begin;
+    }
+    thai_run_end_ = end;
+    return end;
   }
 
   // Consumes the run of common ideographs starting at `begin`; returns where it ends. What
@@ -239,10 +269,7 @@ class Scanner {
     in_number_ = false;
     switch (classify(cp)) {
       case CodePointKind::kLetter:
-        if (is_thai_letter(cp)) {
-          add_thai_letter(begin);
-        }
-        add_letter(begin, length);
+        add_letter(begin, length);  // Thai letters are read by add_thai_letters
         return;
       case CodePointKind::kCjk:
         // CJK has no spaces: each character counts as a word for the length features.
@@ -467,18 +494,8 @@ class Scanner {
     word_length_ = 0;
   }
 
-  // Thai letters are read in runs (three bytes each, one after another), and the cue phrases in
-  // a run are counted when it ends (prompt_cues_th.h): Thai writes no spaces between words.
-  void add_thai_letter(size_t begin) {
-    if (thai_run_end_ != begin) {
-      if (thai_run_end_ != 0) {
-        end_thai_run();
-      }
-      thai_run_begin_ = begin;
-    }
-    thai_run_end_ = begin + 3;
-  }
-
+  // Counts the cue phrases of the run of Thai letters that just ended (prompt_cues_th.h): Thai
+  // writes no spaces between words.
   [[gnu::noinline]] void end_thai_run() {
     std::array<uint8_t, 64> found;  // a run with more cues than this is not a request
     const size_t count = find_thai_cues(
