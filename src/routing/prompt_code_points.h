@@ -14,6 +14,26 @@
 
 namespace tandem::routing::prompt_detail {
 
+// ASCII letters to lower case; 0 for every other byte. One load both tests and folds.
+inline constexpr std::array<uint8_t, 256> kLowerLetter = [] {
+  std::array<uint8_t, 256> table{};
+  for (int c = 'a'; c <= 'z'; ++c) {
+    table[c] = static_cast<uint8_t>(c);
+    table[c - 'a' + 'A'] = static_cast<uint8_t>(c);
+  }
+  return table;
+}();
+
+inline bool is_ascii_letter(unsigned char c) {
+  return (c | 0x20) >= 'a' && (c | 0x20) <= 'z';
+}
+inline bool is_digit(unsigned char c) {
+  return c >= '0' && c <= '9';
+}
+inline bool is_blank(unsigned char c) {
+  return c == ' ' || c == '\t' || c == '\r';
+}
+
 // What a non-ASCII code point counts as.
 enum class CodePointKind : uint8_t { kLetter, kCjk, kMath, kTerminator, kQuestion, kSeparator };
 

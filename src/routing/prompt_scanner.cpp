@@ -26,26 +26,6 @@ constexpr uint8_t kInstructionCues[] = {kEasyTaskCues,  kYesNoCues,    kHardTask
 // not as the request. Characters, not bytes: a Chinese request is three bytes a character.
 constexpr size_t kMaxInstructionLineChars = 400;
 
-// ASCII letters to lower case; 0 for every other byte. One load both tests and folds.
-constexpr std::array<uint8_t, 256> kLowerLetter = [] {
-  std::array<uint8_t, 256> table{};
-  for (int c = 'a'; c <= 'z'; ++c) {
-    table[c] = static_cast<uint8_t>(c);
-    table[c - 'a' + 'A'] = static_cast<uint8_t>(c);
-  }
-  return table;
-}();
-
-bool is_ascii_letter(unsigned char c) {
-  return (c | 0x20) >= 'a' && (c | 0x20) <= 'z';
-}
-bool is_digit(unsigned char c) {
-  return c >= '0' && c <= '9';
-}
-bool is_blank(unsigned char c) {
-  return c == ' ' || c == '\t' || c == '\r';
-}
-
 // One pass over the last user message. Counts only; extract_features turns them into values.
 class Scanner {
  public:
