@@ -3,7 +3,7 @@
 // Chinese ideographs, the n-gram counter that stores without bounds checks, the request spans
 // that weigh the request above its material) read every request's text. The contracts of
 // prompt_features.h, task_ngrams.h and request_spans.h are checked on every input, and the
-// ideograph fast path against the general UTF-8 decoder at every offset.
+// ideograph, letter and Thai fast paths against the general UTF-8 decoder at every offset.
 
 #include "routing/prompt_features.h"
 
@@ -14,6 +14,8 @@
 #include "common/utf8.h"
 #include "fuzz/fuzz_targets.h"
 #include "fuzz/property_check.h"
+#include "routing/prompt_code_points.h"
+#include "routing/prompt_cues_th.h"
 #include "routing/request_spans.h"
 #include "routing/task_ngrams.h"
 
@@ -81,6 +83,34 @@ void check_ideograph_decoding(std::string_view text) {
   }
 }
 
+// Whether the general decoder's `cp` of `length` bytes is a letter the cue scan's word loop
+// reads itself (prompt_code_points.h): accented Latin, Cyrillic, Arabic, Devanagari, Vietnamese.
+bool is_vocabulary_letter(uint32_t cp, size_t length) {
+  if (length == 2) {
+    const bool latin_cyrillic =
+        cp >= 0xc0 && cp < 0x530 && cp != 0xd7 && cp != 0xf7 && (cp < 0x370 || cp > 0x3ff);
+    const bool arabic = (cp >= 0x620 && cp <= 0x65f) || (cp >= 0x66e && cp <= 0x6d3) || cp == 0x6d5;
+    return latin_cyrillic || arabic;
+  }
+  const bool devanagari = cp >= 0x900 && cp <= 0x97f && cp != 0x964 && cp != 0x965;
+  return length == 3 && (devanagari || (cp >= 0x1e00 && cp <= 0x1eff));
+}
+
+// The word loop's letter readers answer exactly where the general decoder reads such a letter,
+// with the same code point; Thai runs likewise.
+void check_letter_decoding(std::string_view text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    uint32_t cp = 0;
+    const size_t length = decode_utf8(text, i, cp);
+    FUZZ_CHECK_MSG(routing::prompt_detail::vocabulary_letter_at(text, i) ==
+                       (is_vocabulary_letter(cp, length) ? cp : 0),
+                   "letter at offset " + std::to_string(i));
+    FUZZ_CHECK_MSG(routing::prompt_detail::thai_letter_at(text, i) ==
+                       (length == 3 && routing::prompt_detail::is_thai_letter(cp)),
+                   "Thai letter at offset " + std::to_string(i));
+  }
+}
+
 bool same(const NgramVector& a, const NgramVector& b) {
   return a.buckets == b.buckets && a.values == b.values;
 }
@@ -114,6 +144,7 @@ void check_request_spans(std::string_view text) {
 void fuzz_prompt_features(const uint8_t* data, size_t size) {
   const std::string_view text = as_text(data, size);
   check_ideograph_decoding(text);
+  check_letter_decoding(text);
 
   const routing::PromptView view{"", text, 1, text.size()};
   const PromptFeatures features = routing::extract_features(view);
