@@ -87,7 +87,8 @@ enum class CodePointKind : uint8_t { kLetter, kCjk, kMath, kTerminator, kQuestio
 }
 
 // The lower-case form of a capital Latin (Latin-1 Supplement, Latin Extended-A, the
-// Vietnamese letters of Latin Extended-B and Latin Extended Additional) or Cyrillic letter; any
+// Vietnamese letters of Latin Extended-B and Latin Extended Additional) or Cyrillic letter
+// (Cyrillic Extended included); any
 // other code point as it is. Each keeps its UTF-8 length, so a folded word is as long as the
 // word: the vocabulary compares them in place. Ä, É, Ñ, Ł, Ž, Д, Ё, Ơ, Ư, Ế, Ộ...
 constexpr uint32_t fold_letter(uint32_t cp) {
@@ -113,6 +114,18 @@ constexpr uint32_t fold_letter(uint32_t cp) {
   }
   if (cp >= 0x400 && cp <= 0x40f) {
     return cp + 0x50;  // Ѐ..Џ
+  }
+  if (cp >= 0x460 && cp <= 0x52f) {
+    // Cyrillic Extended (Ukrainian Ґ, Kazakh, Tatar...): capitals even, but odd in Ӂ..Ӎ, and Ӏ
+    // pairs with ӏ; the signs between Ҁ and Ҋ have no case.
+    if (cp == 0x4c0) {
+      return 0x4cf;
+    }
+    if (cp >= 0x482 && cp <= 0x489) {
+      return cp;
+    }
+    const bool odd_capitals = cp >= 0x4c1 && cp <= 0x4ce;
+    return cp % 2 == (odd_capitals ? 1u : 0u) && cp != 0x4cf ? cp + 1 : cp;
   }
   if (((cp >= 0x1e00 && cp <= 0x1e94) || (cp >= 0x1ea0 && cp <= 0x1eff)) && cp % 2 == 0) {
     return cp + 1;  // Ḁ..Ẕ, Ạ..Ỿ: capitals even (Vietnamese: Ấ, Ệ, Ữ...)

@@ -7,6 +7,7 @@
 #include "routing/prompt_words_ar_hi_vi.h"
 #include "routing/prompt_words_intl.h"
 #include "routing/prompt_words_tr_id_nl_pl.h"
+#include "routing/prompt_words_uk_fa.h"
 
 namespace tandem::routing::prompt_detail {
 namespace {
@@ -352,7 +353,8 @@ constexpr VocabularyEntry kEntries[] = {
 };
 
 constexpr size_t kWordCount = std::size(kEntries) + std::size(kIntlWords) +
-                              std::size(kTrIdNlPlWords) + std::size(kArHiViWords);
+                              std::size(kTrIdNlPlWords) + std::size(kArHiViWords) +
+                              std::size(kUkFaWords);
 constexpr size_t kSlotCount = 8192;  // power of two, load factor about 0.3
 
 // The English words, then the other languages' (prompt_words_*.h): one table for all.
@@ -362,7 +364,8 @@ constexpr std::array<VocabularyEntry, kWordCount> kAllWords = [] {
   for (std::span<const VocabularyEntry> list :
        {std::span<const VocabularyEntry>(kEntries), std::span<const VocabularyEntry>(kIntlWords),
         std::span<const VocabularyEntry>(kTrIdNlPlWords),
-        std::span<const VocabularyEntry>(kArHiViWords)}) {
+        std::span<const VocabularyEntry>(kArHiViWords),
+        std::span<const VocabularyEntry>(kUkFaWords)}) {
     for (const VocabularyEntry& entry : list) {
       all[n++] = entry;
     }
@@ -601,6 +604,10 @@ std::span<const VocabularyEntry> tr_id_nl_pl_words() {
 
 std::span<const VocabularyEntry> ar_hi_vi_words() {
   return kArHiViWords;
+}
+
+std::span<const VocabularyEntry> uk_fa_words() {
+  return kUkFaWords;
 }
 
 }  // namespace tandem::routing::prompt_detail

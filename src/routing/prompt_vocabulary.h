@@ -1,9 +1,10 @@
 #pragma once
 // The prompt features' task cues of languages written with spaces between words: a small
 // vocabulary of English words, each counting toward a feature alone or taking part in a
-// multi-word cue, and of thirteen more languages' words (prompt_words_intl.h: Spanish, French,
+// multi-word cue, and of fifteen more languages' words (prompt_words_intl.h: Spanish, French,
 // German, Portuguese, Italian, Russian; prompt_words_tr_id_nl_pl.h: Turkish, Indonesian, Dutch,
-// Polish; prompt_words_ar_hi_vi.h: Arabic, Hindi, Vietnamese), found by the FNV-1a hash the
+// Polish; prompt_words_ar_hi_vi.h: Arabic, Hindi, Vietnamese; prompt_words_uk_fa.h: Ukrainian,
+// Persian), found by the FNV-1a hash the
 // scanner computes as it reads a word, over its letters folded to lower case. prompt_cues_zh.h
 // holds the Chinese, Japanese and Korean phrases.
 //
@@ -129,5 +130,6 @@ std::span<const VocabularyEntry> english_words();
 std::span<const VocabularyEntry> intl_words();
 std::span<const VocabularyEntry> tr_id_nl_pl_words();
 std::span<const VocabularyEntry> ar_hi_vi_words();
+std::span<const VocabularyEntry> uk_fa_words();
 
 }  // namespace tandem::routing::prompt_detail

@@ -77,7 +77,7 @@ TEST(PromptCuesIntl, EveryWordIsFoldedAndFoundInAnyCase) {
     english.insert(entry.word);
   }
   for (const auto words : {prompt_detail::intl_words(), prompt_detail::tr_id_nl_pl_words(),
-                           prompt_detail::ar_hi_vi_words()}) {
+                           prompt_detail::ar_hi_vi_words(), prompt_detail::uk_fa_words()}) {
     for (const auto& entry : words) {
       const std::string word(entry.word);
       EXPECT_EQ(english.count(entry.word), 0u) << word << " is an English entry too";

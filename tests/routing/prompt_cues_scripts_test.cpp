@@ -34,6 +34,11 @@ TEST(PromptCuesScripts, VietnameseCapitalsFoldAndKeepTheirLength) {
   EXPECT_EQ(fold_letter(0x1af), 0x1b0u);    // Ư ư
   EXPECT_EQ(fold_letter(0x110), 0x111u);    // Đ đ
   EXPECT_EQ(fold_letter(0x1e9e), 0x1e9eu);  // ẞ: its lower case is ß, two bytes
+  EXPECT_EQ(fold_letter(0x490), 0x491u);    // Ukrainian Ґ ґ
+  EXPECT_EQ(fold_letter(0x4c1), 0x4c2u);    // Ӂ ӂ: an odd capital
+  EXPECT_EQ(fold_letter(0x4c0), 0x4cfu);    // Ӏ ӏ
+  EXPECT_EQ(fold_letter(0x4cf), 0x4cfu);
+  EXPECT_EQ(fold_letter(0x483), 0x483u);  // a combining sign, no case
   for (uint32_t cp = 0x800; cp < 0x10000; ++cp) {
     EXPECT_GE(fold_letter(cp), 0x800u) << cp;  // three UTF-8 bytes stay three
     EXPECT_LT(fold_letter(cp), 0x10000u) << cp;
