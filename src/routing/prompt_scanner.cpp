@@ -122,9 +122,9 @@ class Scanner {
  private:
   // Consumes the run of letters starting at `begin`, ASCII or of the vocabulary's other scripts
   // (accented Latin, Cyrillic, Arabic: two UTF-8 bytes each; Devanagari, Vietnamese: three);
-  // returns where it ends. Most of the text is
-  // letters, so this loop is the hot path: locals only, one pass, hashing each letter's folded
-  // code point as it reads (the word is compared in place on lookup, never copied).
+  // returns where it ends. Most of the text is letters, so this loop is the hot path: locals
+  // only, one pass, hashing each letter's folded code point as it reads (the word is compared
+  // in place on lookup, never copied; Arabic marks are left out of the hash and the copy).
   size_t add_letters(size_t begin) {
     if (word_length_ == 0) {
       word_start_ = begin;
@@ -132,7 +132,6 @@ class Scanner {
       word_at_sentence_start_ = sentence_start_;
       word_hash_ = kFnvOffset;
       word_lookup_ = true;
-      word_marks_ = 0;
     }
     in_number_ = false;
     mark_content();
@@ -472,6 +471,7 @@ class Scanner {
     previous2_ = previous_;
     previous_ = tag;
     word_length_ = 0;
+    word_marks_ = 0;
   }
 
   // Counts the cue phrases of the run of Thai letters that just ended (prompt_cues_th.h): Thai

@@ -379,8 +379,7 @@ constexpr const VocabularyEntry& entry_at(size_t i) {
 
 // A slot: 1 + index into entry_at in the low 16 bits (0 = empty), the top 16 bits of the
 // entry's hash above them. Most words looked up are not in the vocabulary; the fingerprint
-// turns them away without reading an entry, so a lookup reads this table alone (a sixth of the
-// entries' size) and probes stay cheap at a high load factor.
+// turns them away without reading an entry (an entry is read only when it matches).
 constexpr uint32_t slot_of(uint32_t hash, size_t index) {
   return (hash & 0xffff0000u) | static_cast<uint32_t>(index + 1);
 }
