@@ -492,6 +492,9 @@ class Scanner {
     std::array<char, 3 * kMaxWordLength> unmarked;
     if (word_marks_ != 0) {
       word = without_arabic_marks(word, unmarked);
+      if (word.empty()) {
+        return Tag::kNone;  // marks alone, a vowel sign typed on its own
+      }
     }
     const VocabularyEntry* entry = find_word(word_hash_, word);
     if (entry == nullptr && word.front() == '\xd9') {  // و and other Arabic letters

@@ -74,6 +74,10 @@ TEST(PromptCuesScripts, ArabicWordsWithAndWithoutTheConjunction) {
   EXPECT_EQ(feature(of("صمّم نظام دفع"), "hard_task_cues"), log_count(1));
   EXPECT_EQ(feature(of("تَرْجِمْ هذا"), "easy_task_cues"), log_count(1));
   EXPECT_EQ(feature(of("ترجـــم هذا"), "easy_task_cues"), log_count(1));
+  // A "word" of marks alone (a vowel sign or tatweel typed on its own) is no word at all.
+  for (const std::string marks : {"َ", "ـ", "ّـ ّ", "و َ"}) {
+    EXPECT_EQ(feature(of(marks), "easy_task_cues"), 0) << marks;
+  }
   // ... and so are the marks of a word whose letters alone are within the longest entry's.
   EXPECT_EQ(feature(of("وَاشْرَحْ"), "reasoning_cues"), log_count(1));
   // The conjunction alone, or before a word that is not a cue, counts nothing.
