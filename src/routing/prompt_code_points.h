@@ -88,9 +88,9 @@ enum class CodePointKind : uint8_t { kLetter, kCjk, kMath, kTerminator, kQuestio
 
 // The lower-case form of a capital Latin (Latin-1 Supplement, Latin Extended-A, the
 // Vietnamese letters of Latin Extended-B and Latin Extended Additional) or Cyrillic letter
-// (Cyrillic Extended included); any
-// other code point as it is. Each keeps its UTF-8 length, so a folded word is as long as the
-// word: the vocabulary compares them in place. Ä, É, Ñ, Ł, Ž, Д, Ё, Ơ, Ư, Ế, Ộ...
+// (Cyrillic Extended included); any other code point as it is. Each keeps its UTF-8 length, so
+// a folded word is as long as the word: the vocabulary compares them in place. Ä, É, Ñ, Ł, Ž,
+// Д, Ё, Ґ, Ơ, Ư, Ế, Ộ...
 constexpr uint32_t fold_letter(uint32_t cp) {
   if (cp >= 0xc0 && cp <= 0xde && cp != 0xd7) {
     return cp + 0x20;

@@ -163,12 +163,6 @@ constexpr ThaiCue kCues[] = {
 constexpr size_t kCueCount = std::size(kCues);
 constexpr size_t kLetterBytes = 3;  // every Thai letter: E0 B8 80..E0 B9 BF
 
-// A Thai letter's offset in the Thai block (U+0E00..U+0E7F) from its UTF-8 bytes at text[i].
-constexpr uint32_t thai_offset(std::string_view text, size_t i) {
-  return (static_cast<uint8_t>(text[i + 1]) & 1u) << 6 |
-         (static_cast<uint8_t>(text[i + 2]) & 0x3fu);
-}
-
 // The filter of phrase starts: a phrase's first two letters select an entry whose bit n says
 // a phrase of n letters may start so (false positives cost a lookup). Most positions of Thai
 // text select an empty entry and cost one load.

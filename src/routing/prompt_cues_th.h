@@ -31,6 +31,13 @@ constexpr bool is_thai_letter(uint32_t cp) {
   return cp - 0x0e01 <= 0x0e4e - 0x0e01;
 }
 
+// A Thai letter's offset in the Thai block (U+0E00..U+0E7F) from its UTF-8 bytes at text[i]
+// (E0 B8 80..E0 B9 BF; the caller has checked them).
+constexpr uint32_t thai_offset(std::string_view text, size_t i) {
+  return (static_cast<uint8_t>(text[i + 1]) & 1u) << 6 |
+         (static_cast<uint8_t>(text[i + 2]) & 0x3fu);
+}
+
 // Whether text[i] starts a Thai letter (is_thai_letter), three UTF-8 bytes E0 B8 81..E0 B9 8E.
 inline bool thai_letter_at(std::string_view text, size_t i) {
   if (i + 2 >= text.size() || static_cast<unsigned char>(text[i]) != 0xe0) {
@@ -41,7 +48,7 @@ inline bool thai_letter_at(std::string_view text, size_t i) {
   if ((second != 0xb8 && second != 0xb9) || (third & 0xc0) != 0x80) {
     return false;
   }
-  return is_thai_letter(0x0e00 + ((second & 1) << 6 | (third & 0x3f)));
+  return is_thai_letter(0x0e00 + thai_offset(text, i));
 }
 
 // The features of the cue phrases in `run` (Thai letters only, three UTF-8 bytes each), written

@@ -4,9 +4,9 @@
 // multi-word cue, and of fifteen more languages' words (prompt_words_intl.h: Spanish, French,
 // German, Portuguese, Italian, Russian; prompt_words_tr_id_nl_pl.h: Turkish, Indonesian, Dutch,
 // Polish; prompt_words_ar_hi_vi.h: Arabic, Hindi, Vietnamese; prompt_words_uk_fa.h: Ukrainian,
-// Persian), found by the FNV-1a hash the
-// scanner computes as it reads a word, over its letters folded to lower case. prompt_cues_zh.h
-// holds the Chinese, Japanese and Korean phrases.
+// Persian), found by the FNV-1a hash the scanner computes as it reads a word, over its letters
+// folded to lower case. prompt_cues_zh.h holds the Chinese, Japanese and Korean phrases,
+// prompt_cues_th.h the Thai ones.
 //
 // Thread-safety: immutable data built at compile time.
 
