@@ -84,20 +84,30 @@ void check_ideograph_decoding(std::string_view text) {
 }
 
 // Whether the general decoder's `cp` of `length` bytes is a letter the cue scan's word loop
-// reads itself (prompt_code_points.h): accented Latin, Cyrillic, Arabic, Devanagari, Vietnamese.
+// reads itself (prompt_code_points.h): accented Latin, Cyrillic, Hebrew, Arabic, Devanagari,
+// Bengali, Vietnamese.
 bool is_vocabulary_letter(uint32_t cp, size_t length) {
   if (length == 2) {
     const bool latin_cyrillic =
         cp >= 0xc0 && cp < 0x530 && cp != 0xd7 && cp != 0xf7 && (cp < 0x370 || cp > 0x3ff);
+    const bool hebrew_point =
+        cp >= 0x591 && cp <= 0x5c7 && cp != 0x5be && cp != 0x5c0 && cp != 0x5c3 && cp != 0x5c6;
+    const bool hebrew = (cp >= 0x5d0 && cp <= 0x5ea) || (cp >= 0x5ef && cp <= 0x5f2);
     const bool arabic = (cp >= 0x620 && cp <= 0x65f) || (cp >= 0x66e && cp <= 0x6d3) || cp == 0x6d5;
-    return latin_cyrillic || arabic;
+    return latin_cyrillic || hebrew_point || hebrew || arabic;
   }
-  const bool devanagari = cp >= 0x900 && cp <= 0x97f && cp != 0x964 && cp != 0x965;
-  return length == 3 && (devanagari || (cp >= 0x1e00 && cp <= 0x1eff));
+  const bool indic = cp >= 0x900 && cp <= 0x9ff && cp != 0x964 && cp != 0x965;
+  return length == 3 && (indic || (cp >= 0x1e00 && cp <= 0x1eff));
+}
+
+// Whether it is a letter of modern Greek (greek_letter_at).
+bool is_greek_letter(uint32_t cp, size_t length) {
+  const bool accented = cp == 0x386 || (cp >= 0x388 && cp <= 0x38a) || cp == 0x38c;
+  return length == 2 && (accented || (cp >= 0x38e && cp <= 0x3ce && cp != 0x3a2));
 }
 
 // The word loop's letter readers answer exactly where the general decoder reads such a letter,
-// with the same code point; Thai runs likewise.
+// with the same code point; Greek and Thai letters likewise.
 void check_letter_decoding(std::string_view text) {
   for (size_t i = 0; i < text.size(); ++i) {
     uint32_t cp = 0;
@@ -105,6 +115,9 @@ void check_letter_decoding(std::string_view text) {
     FUZZ_CHECK_MSG(routing::prompt_detail::vocabulary_letter_at(text, i) ==
                        (is_vocabulary_letter(cp, length) ? cp : 0),
                    "letter at offset " + std::to_string(i));
+    FUZZ_CHECK_MSG(
+        routing::prompt_detail::greek_letter_at(text, i) == (is_greek_letter(cp, length) ? cp : 0),
+        "Greek letter at offset " + std::to_string(i));
     FUZZ_CHECK_MSG(routing::prompt_detail::thai_letter_at(text, i) ==
                        (length == 3 && routing::prompt_detail::is_thai_letter(cp)),
                    "Thai letter at offset " + std::to_string(i));

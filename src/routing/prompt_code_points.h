@@ -148,10 +148,10 @@ inline constexpr std::array<uint16_t, 0x780> kFoldTwoByte = [] {
   return cp < 0x800 ? kFoldTwoByte[cp - 0x80] : fold_letter(cp);
 }
 
-// An Arabic letter or mark of two bytes, or a Devanagari or Latin Extended Additional letter of
-// three, at text[i] whose lead byte is D8 or above; else 0 (vocabulary_letter_at's less common
-// half, kept out of the scan's ASCII and Cyrillic loop).
-inline uint32_t arabic_devanagari_vietnamese_letter_at(std::string_view text, size_t i) {
+// A Hebrew or Arabic letter or mark of two bytes, or a Devanagari, Bengali or Latin Extended
+// Additional letter of three, at text[i] whose lead byte is D6 or above; else 0
+// (vocabulary_letter_at's less common half, kept out of the scan's ASCII and Cyrillic loop).
+[[gnu::always_inline]] inline uint32_t other_script_letter_at(std::string_view text, size_t i) {
   // 32-bit locals: byte-sized ones led GCC to spill a byte and reload a word, a stalled
   // store-to-load forward on every letter.
   const uint32_t lead = static_cast<unsigned char>(text[i]);
@@ -164,6 +164,14 @@ inline uint32_t arabic_devanagari_vietnamese_letter_at(std::string_view text, si
   }
   if (lead <= 0xdb) {
     const uint32_t cp = (lead & 0x1f) << 6 | (next & 0x3f);
+    if (lead <= 0xd7) {
+      // Hebrew: its letters, and the points and accents written over and under them (not the
+      // maqaf, paseq, sof pasuq and nun hafukha, which are punctuation).
+      const bool mark =
+          cp >= 0x591 && cp <= 0x5c7 && cp != 0x5be && cp != 0x5c0 && cp != 0x5c3 && cp != 0x5c6;
+      const bool letter = (cp >= 0x5d0 && cp <= 0x5ea) || (cp >= 0x5ef && cp <= 0x5f2);
+      return mark || letter ? cp : 0;
+    }
     const bool letter = (cp >= 0x620 && cp <= 0x65f) || (cp >= 0x66e && cp <= 0x6d3) || cp == 0x6d5;
     return letter ? cp : 0;
   }
@@ -175,17 +183,20 @@ inline uint32_t arabic_devanagari_vietnamese_letter_at(std::string_view text, si
     return 0;
   }
   const uint32_t cp = (lead & 0x0f) << 12 | (next & 0x3f) << 6 | (third & 0x3f);
-  const bool devanagari = cp >= 0x900 && cp <= 0x97f && cp != 0x964 && cp != 0x965;
+  // Devanagari less the dandas, which end a sentence (Bengali uses them too), then Bengali.
+  const bool indic = cp >= 0x900 && cp <= 0x9ff && cp != 0x964 && cp != 0x965;
   const bool latin_additional = cp >= 0x1e00 && cp <= 0x1eff;
-  return devanagari || latin_additional ? cp : 0;
+  return indic || latin_additional ? cp : 0;
 }
 
 // The letter at text[i] when it is one the vocabulary's words may hold besides ASCII, else 0:
 // - two bytes: a Latin-1, Latin Extended or Cyrillic letter (U+00C0..U+052F less x, division
-//   sign and Greek, which classify() reads as maths), or an Arabic letter or mark
-//   (U+0620..U+065F, U+066E..U+06D3, U+06D5: not its digits, punctuation or Quranic marks);
-// - three bytes: a Devanagari letter or sign (U+0900..U+097F less the dandas, which end a
-//   sentence), or a letter of Latin Extended Additional (U+1E00..U+1EFF, Vietnamese).
+//   sign and Greek, which classify() reads as maths: greek_letter_at), a Hebrew letter or point
+//   (U+05D0..U+05EA, U+05EF..U+05F2; U+0591..U+05C7 less its punctuation), or an Arabic letter
+//   or mark (U+0620..U+065F, U+066E..U+06D3, U+06D5: not its digits, punctuation or Quranic
+//   marks);
+// - three bytes: a Devanagari or Bengali letter or sign (U+0900..U+09FF less the dandas, which
+//   end a sentence), or a letter of Latin Extended Additional (U+1E00..U+1EFF, Vietnamese).
 // What classify() calls a letter there. Its UTF-8 length is letter_bytes(cp). Inlined in the
 // scan's word loop: the accented Latin and Cyrillic half costs what it did alone.
 [[gnu::always_inline]] inline uint32_t vocabulary_letter_at(std::string_view text, size_t i) {
@@ -194,7 +205,7 @@ inline uint32_t arabic_devanagari_vietnamese_letter_at(std::string_view text, si
     return 0;
   }
   if (lead > 0xd4) {
-    return lead >= 0xd8 ? arabic_devanagari_vietnamese_letter_at(text, i) : 0;
+    return lead >= 0xd6 ? other_script_letter_at(text, i) : 0;
   }
   const auto next = static_cast<unsigned char>(text[i + 1]);
   if ((next & 0xc0) != 0x80) {
@@ -207,26 +218,92 @@ inline uint32_t arabic_devanagari_vietnamese_letter_at(std::string_view text, si
   return cp;
 }
 
+// A letter of modern Greek at text[i] (Α..Ω, α..ω with final ς, and the accented vowels), else 0.
+// classify() reads each as a maths symbol, as α or π in a formula; the scan reads a run of two
+// or more as a Greek word instead.
+// Any `i` may be asked, at or past the end included.
+inline uint32_t greek_letter_at(std::string_view text, size_t i) {
+  if (i + 1 >= text.size()) {
+    return 0;
+  }
+  const auto lead = static_cast<unsigned char>(text[i]);
+  if (lead != 0xce && lead != 0xcf) {
+    return 0;
+  }
+  const auto next = static_cast<unsigned char>(text[i + 1]);
+  if ((next & 0xc0) != 0x80) {
+    return 0;
+  }
+  const uint32_t cp = (uint32_t{lead} & 0x1f) << 6 | (next & 0x3f);
+  const bool letter = cp == 0x386 || (cp >= 0x388 && cp <= 0x38a) || cp == 0x38c ||
+                      (cp >= 0x38e && cp <= 0x3a1) || (cp >= 0x3a3 && cp <= 0x3ce);
+  return letter ? cp : 0;
+}
+
+// A Greek letter (greek_letter_at) as the vocabulary lists it: lower case, without its accent
+// (tonos, dialytika), final ς as σ. Greek is typed with and without accents alike, and a word's
+// last letter is ς or σ by position only. Keeps the letter's two bytes.
+constexpr uint32_t fold_greek(uint32_t cp) {
+  switch (cp) {
+    case 0x386:  // Ά ά
+    case 0x3ac:
+      return 0x3b1;
+    case 0x388:  // Έ έ
+    case 0x3ad:
+      return 0x3b5;
+    case 0x389:  // Ή ή
+    case 0x3ae:
+      return 0x3b7;
+    case 0x38a:  // Ί ί Ϊ ϊ ΐ
+    case 0x3af:
+    case 0x3aa:
+    case 0x3ca:
+    case 0x390:
+      return 0x3b9;
+    case 0x38c:  // Ό ό
+    case 0x3cc:
+      return 0x3bf;
+    case 0x38e:  // Ύ ύ Ϋ ϋ ΰ
+    case 0x3cd:
+    case 0x3ab:
+    case 0x3cb:
+    case 0x3b0:
+      return 0x3c5;
+    case 0x38f:  // Ώ ώ
+    case 0x3ce:
+      return 0x3c9;
+    case 0x3c2:  // ς
+      return 0x3c3;
+    default:
+      return cp >= 0x391 && cp <= 0x3a9 && cp != 0x3a2 ? cp + 0x20 : cp;  // Α..Ω
+  }
+}
+
 // The UTF-8 length of a vocabulary letter (vocabulary_letter_at): below U+0800 two bytes.
 constexpr size_t letter_bytes(uint32_t cp) {
   return cp < 0x800 ? 2 : 3;
 }
 
-// Whether a vocabulary letter is an Arabic vowel sign, shadda or sukun (U+064B..U+0652) or the
-// tatweel (U+0640), which writers add to a word or leave out at will ("صمّم" and "صمم" are one
-// word): the vocabulary's words are written without them and looked up so.
-constexpr bool is_arabic_mark(uint32_t cp) {
-  return cp - 0x64b <= 0x652 - 0x64b || cp == 0x640;
+// Whether a vocabulary letter is a mark writers add to a word or leave out at will: an Arabic
+// vowel sign, shadda or sukun (U+064B..U+0652) or the tatweel (U+0640), a Hebrew point or accent
+// (the U+0591..U+05C7 vocabulary_letter_at returns). "صمّم" and "صمم", "תַּרְגֵּם" and "תרגם" are
+// one word: the vocabulary's words are written without them and looked up so. One test for
+// the letters of every other script, which lie outside U+0591..U+0652.
+constexpr bool is_word_mark(uint32_t cp) {
+  if (cp - 0x591 > 0x652 - 0x591) {
+    return false;
+  }
+  return cp <= 0x5c7 || cp - 0x64b <= 0x652 - 0x64b || cp == 0x640;
 }
 
-// `word` (at most 3 * kMaxWordLength bytes less its marks: the scan checks) without its Arabic
-// marks (is_arabic_mark), copied into `out`; a view of `out`.
-inline std::string_view without_arabic_marks(std::string_view word, std::span<char> out) {
+// `word` (at most 3 * kMaxWordLength bytes less its marks: the scan checks) without its marks
+// (is_word_mark), copied into `out`; a view of `out`.
+inline std::string_view without_word_marks(std::string_view word, std::span<char> out) {
   size_t n = 0;
   for (size_t i = 0; i < word.size();) {
     const uint32_t cp = vocabulary_letter_at(word, i);
     const size_t bytes = cp == 0 ? 1 : letter_bytes(cp);
-    if (!is_arabic_mark(cp)) {
+    if (!is_word_mark(cp)) {
       for (size_t b = 0; b < bytes && n < out.size(); ++b) {
         out[n++] = word[i + b];
       }

@@ -56,6 +56,10 @@ class Scanner {
           i = add_thai_letters(i) - 1;
           continue;
         }
+        if (greek_letter_at(text_, i) != 0) {
+          i = add_greek_letters(i) - 1;
+          continue;
+        }
         uint32_t cp = 0;
         const size_t length = decode_utf8(text_, i, cp);
         add_code_point(cp, i, length);
@@ -121,10 +125,11 @@ class Scanner {
 
  private:
   // Consumes the run of letters starting at `begin`, ASCII or of the vocabulary's other scripts
-  // (accented Latin, Cyrillic, Arabic: two UTF-8 bytes each; Devanagari, Vietnamese: three);
-  // returns where it ends. Most of the text is letters, so this loop is the hot path: locals
-  // only, one pass, hashing each letter's folded code point as it reads (the word is compared
-  // in place on lookup, never copied; Arabic marks are left out of the hash and the copy).
+  // (accented Latin, Cyrillic, Hebrew, Arabic: two UTF-8 bytes each; Devanagari, Bengali,
+  // Vietnamese: three); returns where it ends. Most of the text is letters, so this loop is the hot
+  // path: locals only, one pass, hashing each letter's folded code point as it reads (the word is
+  // compared in place on lookup, never copied; Arabic and Hebrew marks are left out of the hash and
+  // the copy).
   size_t add_letters(size_t begin) {
     if (word_length_ == 0) {
       word_start_ = begin;
@@ -154,8 +159,8 @@ class Scanner {
       if (cp == 0) {
         break;
       }
-      if (is_arabic_mark(cp)) {
-        ++marks;  // a vowel sign or shadda: the word is looked up without it
+      if (is_word_mark(cp)) {
+        ++marks;  // an Arabic vowel sign or a Hebrew point: the word is looked up without it
       } else {
         hash = (hash ^ fold_vocabulary_letter(cp)) * kFnvPrime;
       }
@@ -175,7 +180,7 @@ class Scanner {
     return end;
   }
 
-  // A letter of a script the vocabulary has no words in (Thai, Hebrew, Armenian, Georgian...)
+  // A letter of a script the vocabulary has no words in (Armenian, Georgian, Tamil...)
   // continues or starts a word that is never looked up.
   void add_letter(size_t begin, size_t length) { add_unlisted_letters(begin, begin + length, 1); }
 
@@ -212,6 +217,44 @@ class Scanner {
       thai_run_begin_ = begin;
     }
     thai_run_end_ = end;
+    return end;
+  }
+
+  // Consumes the run of Greek letters starting at `begin`; returns where it ends. Two or more
+  // are a Greek word, looked up folded (fold_greek). One letter alone is a maths symbol, as
+  // classify() reads it (α, π, Δ in a formula, "ΔH" included: what follows is another word),
+  // unless a space and a Greek word of two letters or more follow it: the articles and "or" of
+  // Greek prose ("η ρίζα", "Ο καιρός", "ναι ή όχι").
+  size_t add_greek_letters(size_t begin) {
+    size_t end = begin;
+    uint32_t hash = kFnvOffset;
+    for (uint32_t cp = greek_letter_at(text_, end); cp != 0; cp = greek_letter_at(text_, end)) {
+      hash = (hash ^ fold_greek(cp)) * kFnvPrime;
+      end += 2;
+    }
+    const size_t letters = (end - begin) / 2;
+    const bool before_greek_word = end < text_.size() && text_[end] == ' ' &&
+                                   greek_letter_at(text_, end + 1) != 0 &&
+                                   greek_letter_at(text_, end + 3) != 0;
+    if (letters == 1 && !before_greek_word) {
+      uint32_t cp = 0;
+      decode_utf8(text_, begin, cp);
+      add_code_point(cp, begin, 2);
+      return end;
+    }
+    end_word();
+    in_number_ = false;
+    mark_content();
+    word_start_ = begin;
+    word_end_ = end;
+    word_capitalized_ = false;
+    word_at_sentence_start_ = sentence_start_;
+    word_hash_ = hash;
+    word_length_ = letters;
+    word_lookup_ = letters <= kMaxWordLength;
+    code_points_ += letters;
+    non_ascii_ += letters;
+    end_word();  // Latin letters right after it start a word of their own, as after α
     return end;
   }
 
@@ -491,13 +534,14 @@ class Scanner {
     std::string_view word(text_.data() + word_start_, word_end_ - word_start_);
     std::array<char, 3 * kMaxWordLength> unmarked;
     if (word_marks_ != 0) {
-      word = without_arabic_marks(word, unmarked);
+      word = without_word_marks(word, unmarked);
       if (word.empty()) {
         return Tag::kNone;  // marks alone, a vowel sign typed on its own
       }
     }
     const VocabularyEntry* entry = find_word(word_hash_, word);
-    if (entry == nullptr && word.front() == '\xd9') {  // و and other Arabic letters
+    if (entry == nullptr && (word.front() == '\xd9' || word.front() == '\xd7')) {
+      // Arabic و and Hebrew ו, with the other letters of the same lead byte
       entry = find_word_after_conjunction(word);
     }
     if (entry == nullptr) {
@@ -573,7 +617,7 @@ class Scanner {
   size_t word_start_ = 0;  // byte offsets of the word in progress
   size_t word_end_ = 0;
   size_t word_length_ = 0;  // its characters
-  size_t word_marks_ = 0;   // of which Arabic vowel signs and shaddas (is_arabic_mark)
+  size_t word_marks_ = 0;   // of which Arabic vowel signs and Hebrew points (is_word_mark)
   uint32_t word_hash_ = kFnvOffset;
   bool word_lookup_ = true;
   bool word_capitalized_ = false;

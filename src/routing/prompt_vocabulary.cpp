@@ -5,7 +5,10 @@
 
 #include "routing/prompt_code_points.h"
 #include "routing/prompt_words_ar_hi_vi.h"
+#include "routing/prompt_words_bn_ur.h"
+#include "routing/prompt_words_he_el.h"
 #include "routing/prompt_words_intl.h"
+#include "routing/prompt_words_sw.h"
 #include "routing/prompt_words_tr_id_nl_pl.h"
 #include "routing/prompt_words_uk_fa.h"
 
@@ -354,8 +357,9 @@ constexpr VocabularyEntry kEntries[] = {
 
 constexpr size_t kWordCount = std::size(kEntries) + std::size(kIntlWords) +
                               std::size(kTrIdNlPlWords) + std::size(kArHiViWords) +
-                              std::size(kUkFaWords);
-constexpr size_t kSlotCount = 8192;  // power of two, load factor about 0.3
+                              std::size(kUkFaWords) + std::size(kHeElWords) +
+                              std::size(kBnUrWords) + std::size(kSwWords);
+constexpr size_t kSlotCount = 8192;  // power of two, load factor about 0.4
 
 // The English words, then the other languages' (prompt_words_*.h): one table for all.
 constexpr std::array<VocabularyEntry, kWordCount> kAllWords = [] {
@@ -365,7 +369,8 @@ constexpr std::array<VocabularyEntry, kWordCount> kAllWords = [] {
        {std::span<const VocabularyEntry>(kEntries), std::span<const VocabularyEntry>(kIntlWords),
         std::span<const VocabularyEntry>(kTrIdNlPlWords),
         std::span<const VocabularyEntry>(kArHiViWords),
-        std::span<const VocabularyEntry>(kUkFaWords)}) {
+        std::span<const VocabularyEntry>(kUkFaWords), std::span<const VocabularyEntry>(kHeElWords),
+        std::span<const VocabularyEntry>(kBnUrWords), std::span<const VocabularyEntry>(kSwWords)}) {
     for (const VocabularyEntry& entry : list) {
       all[n++] = entry;
     }
@@ -427,10 +432,11 @@ constexpr size_t characters(std::string_view word) {
 }
 
 // A vocabulary letter's UTF-8 length at word[k] (prompt_code_points.h's vocabulary_letter_at:
-// lead bytes C3..D4 and D8..DB of two bytes, E0 and E1 of three), or 0 when it is not one.
+// lead bytes C3..D4 and D6..DB of two bytes, E0 and E1 of three; Greek's CE and CF are among
+// the first), or 0 when it is not one.
 constexpr size_t entry_letter_bytes(std::string_view word, size_t k) {
   const auto lead = static_cast<unsigned char>(word[k]);
-  const bool two = (lead >= 0xc3 && lead <= 0xd4) || (lead >= 0xd8 && lead <= 0xdb);
+  const bool two = (lead >= 0xc3 && lead <= 0xd4) || (lead >= 0xd6 && lead <= 0xdb);
   const size_t bytes = two ? 2 : lead == 0xe0 || lead == 0xe1 ? 3 : 0;
   if (bytes == 0 || k + bytes > word.size()) {
     return 0;
@@ -446,9 +452,11 @@ constexpr size_t entry_letter_bytes(std::string_view word, size_t k) {
 // Short, and made of lower-case ASCII letters and the multi-byte letters the scanner reads as
 // letters of a word (that they are folded letters is checked by a test); at most one space,
 // between two words.
-constexpr bool words_are_well_formed() {
-  for (size_t i = 0; i < kWordCount; ++i) {
-    const auto word = entry_at(i).word;
+// One language's list at a time: each check is its own constant evaluation, within Clang's
+// step budget.
+constexpr bool words_are_well_formed(std::span<const VocabularyEntry> list) {
+  for (const VocabularyEntry& entry : list) {
+    const auto word = entry.word;
     if (word.empty() || characters(word) > kMaxWordLength || word.front() == ' ' ||
         word.back() == ' ' || word.find(' ') != word.rfind(' ')) {
       return false;
@@ -469,7 +477,7 @@ constexpr bool words_are_well_formed() {
       k += bytes;
     }
   }
-  return kWordCount * 10 < kSlotCount * 7 && kWordCount < 0xffff;
+  return true;
 }
 
 // No word twice: a repeat is inserted after its first entry, in the same probe chain, so each
@@ -489,11 +497,19 @@ constexpr bool words_are_unique() {
   return true;
 }
 
-static_assert(words_are_well_formed(), "vocabulary words: lower-case and short");
+static_assert(words_are_well_formed(kEntries) && words_are_well_formed(kIntlWords) &&
+                  words_are_well_formed(kTrIdNlPlWords) && words_are_well_formed(kArHiViWords),
+              "vocabulary words: lower-case and short");
+static_assert(words_are_well_formed(kUkFaWords) && words_are_well_formed(kHeElWords) &&
+                  words_are_well_formed(kBnUrWords) && words_are_well_formed(kSwWords),
+              "vocabulary words: lower-case and short");
+static_assert(kWordCount * 10 < kSlotCount * 7 && kWordCount < 0xffff,
+              "vocabulary table: room for every word");
 static_assert(words_are_unique(), "vocabulary words: each once");
 
 // `word` is letters in any case: ASCII and the multi-byte letters the scanner reads into a word
-// it looks up (vocabulary_letter_at), a space between two words. Entries are folded, and
+// it looks up (vocabulary_letter_at, or a Greek word's greek_letter_at), a space between two
+// words. Entries are folded, and
 // folding keeps a letter's length, so the two are compared byte for byte, in place.
 [[gnu::always_inline]] inline bool equals_folded(std::string_view entry, std::string_view word) {
   if (entry.size() != word.size()) {
@@ -509,10 +525,11 @@ static_assert(words_are_unique(), "vocabulary words: each once");
       continue;
     }
     const uint32_t letter = vocabulary_letter_at(word, i);
-    if (letter == 0) {
+    const uint32_t greek = letter == 0 ? greek_letter_at(word, i) : 0;
+    if (letter == 0 && greek == 0) {
       return false;  // not a letter an entry holds
     }
-    const uint32_t folded = fold_vocabulary_letter(letter);
+    const uint32_t folded = letter != 0 ? fold_vocabulary_letter(letter) : fold_greek(greek);
     if (folded < 0x800) {
       if (entry[i] != static_cast<char>(0xc0 | folded >> 6) ||
           entry[i + 1] != static_cast<char>(0x80 | (folded & 0x3f))) {
@@ -580,12 +597,14 @@ uint8_t phrase_cue(Tag tag, Tag previous, Tag previous2) {
 }
 
 const VocabularyEntry* find_word_after_conjunction(std::string_view word) {
-  constexpr std::string_view kAnd = "\xd9\x88";  // و
-  if (word.size() < kAnd.size() + 4 || !word.starts_with(kAnd)) {
+  constexpr std::string_view kArabicAnd = "\xd9\x88";  // و
+  constexpr std::string_view kHebrewAnd = "\xd7\x95";  // ו
+  if (word.size() < kArabicAnd.size() + 4 ||
+      !(word.starts_with(kArabicAnd) || word.starts_with(kHebrewAnd))) {
     return nullptr;  // at least two letters after it
   }
-  const std::string_view rest = word.substr(kAnd.size());
-  // Arabic letters have no case: the rest hashes as its entry would.
+  const std::string_view rest = word.substr(kArabicAnd.size());
+  // Arabic and Hebrew letters have no case: the rest hashes as its entry would.
   return find_word(fnv1a_letters(rest), rest);
 }
 
@@ -607,6 +626,18 @@ std::span<const VocabularyEntry> ar_hi_vi_words() {
 
 std::span<const VocabularyEntry> uk_fa_words() {
   return kUkFaWords;
+}
+
+std::span<const VocabularyEntry> he_el_words() {
+  return kHeElWords;
+}
+
+std::span<const VocabularyEntry> bn_ur_words() {
+  return kBnUrWords;
+}
+
+std::span<const VocabularyEntry> sw_words() {
+  return kSwWords;
 }
 
 }  // namespace tandem::routing::prompt_detail

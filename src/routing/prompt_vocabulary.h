@@ -120,9 +120,9 @@ inline bool may_start_a_pair(uint32_t hash) {
   return (kPairFirstWords[(hash >> 6) & 63] >> (hash & 63) & 1) != 0;
 }
 
-// The entry for an Arabic word that starts with the conjunction "and" (و), written joined to
-// the word it precedes ("واشرح", "and explain"), found without it; nullptr for any other word
-// or when the rest is not in the vocabulary. `word` is as for find_word.
+// The entry for an Arabic or Hebrew word that starts with the conjunction "and" (و, ו), written
+// joined to the word it precedes ("واشرح", "ותסביר": "and explain"), found without it; nullptr
+// for any other word or when the rest is not in the vocabulary. `word` is as for find_word.
 const VocabularyEntry* find_word_after_conjunction(std::string_view word);
 
 // The vocabulary's entries, for tests: the English words and the other languages'.
@@ -131,5 +131,8 @@ std::span<const VocabularyEntry> intl_words();
 std::span<const VocabularyEntry> tr_id_nl_pl_words();
 std::span<const VocabularyEntry> ar_hi_vi_words();
 std::span<const VocabularyEntry> uk_fa_words();
+std::span<const VocabularyEntry> he_el_words();
+std::span<const VocabularyEntry> bn_ur_words();
+std::span<const VocabularyEntry> sw_words();
 
 }  // namespace tandem::routing::prompt_detail

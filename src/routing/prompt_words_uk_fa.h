@@ -10,7 +10,8 @@
 // - Persian: the Persian letters (ک, ی, گ, پ, چ, ژ) as Persian keyboards type them; a request is
 //   often a task noun and a general verb ("خلاصه کن"), so the nouns are listed and the general
 //   verbs (کن, کنید) are not. A compound written with a zero-width non-joiner is two words to
-//   the scanner, so only the part that carries the meaning is listed.
+//   the scanner, so only the part that carries the meaning is listed. "کی" ("when") is left
+//   out: Urdu writes its most common word ("of") in the same letters.
 //
 // Entries are folded to lower case (fold_letter; Persian has no case). Internal to
 // prompt_vocabulary.cpp, which builds one table of every language's words.
@@ -196,7 +197,6 @@ inline constexpr VocabularyEntry kUkFaWords[] = {
     {"غلط", kYesNoCues, Tag::kNone},
     {"نادرست", kYesNoCues, Tag::kNone},
     {"صحیح", kYesNoCues, Tag::kNone},
-    {"کی", kFactoidCues, Tag::kNone},
     {"کجا", kFactoidCues, Tag::kNone},
     {"کجاست", kFactoidCues, Tag::kNone},
     {"کدام", kFactoidCues, Tag::kNone},

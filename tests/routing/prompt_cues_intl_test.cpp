@@ -26,8 +26,8 @@ using prompt_test::feature;
 using prompt_test::log_count;
 using prompt_test::of;
 
-// The upper-case form of a folded word: ASCII, Latin-1, Latin Extended-A, Vietnamese and
-// Cyrillic letters (Arabic and Devanagari have no case).
+// The upper-case form of a folded word: ASCII, Latin-1, Latin Extended-A, Vietnamese, Greek
+// and Cyrillic letters (Hebrew, Arabic, Devanagari and Bengali have no case).
 std::string upper(std::string_view word) {
   std::string out;
   for (size_t i = 0; i < word.size();) {
@@ -41,6 +41,8 @@ std::string upper(std::string_view word) {
       cp -= 0x20;
     } else if (cp >= 0x450 && cp <= 0x45f) {
       cp -= 0x50;
+    } else if (cp >= 0x3b1 && cp <= 0x3c9 && cp != 0x3c2) {
+      cp -= 0x20;  // α..ω: Greek entries have no final ς (fold_greek)
     } else if (cp >= 0x100 && cp <= 0x17f && fold_letter(cp - 1) == cp) {
       cp -= 1;
     } else if ((cp == 0x1a1 || cp == 0x1b0 || cp >= 0x1e00) && fold_letter(cp - 1) == cp) {
@@ -49,6 +51,16 @@ std::string upper(std::string_view word) {
     append_utf8(out, cp);
   }
   return out;
+}
+
+// A folded Greek word as it is typed: its last σ is ς (fold_greek reads both alike). Any other
+// word as it is.
+std::string as_typed(std::string word) {
+  constexpr std::string_view kSigma = "\u03c3";
+  if (word.ends_with(kSigma)) {
+    word.replace(word.size() - kSigma.size(), kSigma.size(), "\u03c2");
+  }
+  return word;
 }
 
 TEST(PromptCuesIntl, FoldingKeepsTheLengthAndPairsCases) {
@@ -76,8 +88,10 @@ TEST(PromptCuesIntl, EveryWordIsFoldedAndFoundInAnyCase) {
   for (const auto& entry : prompt_detail::english_words()) {
     english.insert(entry.word);
   }
-  for (const auto words : {prompt_detail::intl_words(), prompt_detail::tr_id_nl_pl_words(),
-                           prompt_detail::ar_hi_vi_words(), prompt_detail::uk_fa_words()}) {
+  for (const auto words :
+       {prompt_detail::intl_words(), prompt_detail::tr_id_nl_pl_words(),
+        prompt_detail::ar_hi_vi_words(), prompt_detail::uk_fa_words(), prompt_detail::he_el_words(),
+        prompt_detail::bn_ur_words(), prompt_detail::sw_words()}) {
     for (const auto& entry : words) {
       const std::string word(entry.word);
       EXPECT_EQ(english.count(entry.word), 0u) << word << " is an English entry too";
@@ -85,14 +99,16 @@ TEST(PromptCuesIntl, EveryWordIsFoldedAndFoundInAnyCase) {
         uint32_t cp = 0;
         i += decode_utf8(word, i, cp);
         EXPECT_EQ(fold_letter(cp), cp) << word << " is not folded";
-        EXPECT_TRUE((cp >= 'a' && cp <= 'z') || cp == ' ' || (cp >= 0xc0 && cp < 0x530) ||
-                    (cp >= 0x620 && cp <= 0x6d5) || (cp >= 0x900 && cp <= 0x97f) ||
-                    (cp >= 0x1e00 && cp <= 0x1eff))
+        EXPECT_EQ(prompt_detail::fold_greek(cp), cp) << word << " is not folded";
+        EXPECT_TRUE((cp >= 'a' && cp <= 'z') || cp == ' ' || (cp >= 0xc0 && cp < 0x370) ||
+                    (cp >= 0x3b1 && cp <= 0x3c9) || (cp >= 0x400 && cp < 0x530) ||
+                    (cp >= 0x591 && cp <= 0x5f2) || (cp >= 0x620 && cp <= 0x6d5) ||
+                    (cp >= 0x900 && cp <= 0x9ff) || (cp >= 0x1e00 && cp <= 0x1eff))
             << word;
       }
       ASSERT_NE(entry.cue, prompt_detail::kNoCue) << word;
       const std::string_view name = feature_names()[entry.cue];
-      for (const std::string& text : {word, upper(word), "« " + word + " »"}) {
+      for (const std::string& text : {word, upper(word), "« " + word + " »", as_typed(word)}) {
         EXPECT_EQ(feature(of(text), name), log_count(1)) << text;
       }
     }

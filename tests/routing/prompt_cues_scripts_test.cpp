@@ -1,8 +1,9 @@
-// How the cue scan reads the words of Arabic, Hindi and Vietnamese (prompt_words_ar_hi_vi.h) and
-// the phrases of Thai (prompt_cues_th.cpp):
-// letters of two and three UTF-8 bytes, Vietnamese capitals folded, two-syllable Vietnamese
-// entries found as a pair of words with one space between, Arabic words found without their
-// vowel signs and with the conjunction "and" joined to them. What each word counts toward is
+// How the cue scan reads the words of Arabic, Hindi and Vietnamese (prompt_words_ar_hi_vi.h), of
+// Hebrew, Greek and Bengali (prompt_words_he_el.h, prompt_words_bn_ur.h, prompt_words_sw.h) and the
+// phrases of Thai (prompt_cues_th.cpp): letters of two and three UTF-8 bytes, Vietnamese capitals
+// folded, two-syllable Vietnamese entries found as a pair of words with one space between, Arabic
+// and Hebrew words found without their vowel signs and with the conjunction "and" joined to them,
+// Greek words folded while single Greek letters stay maths. What each word counts toward is
 // checked for every entry by prompt_cues_intl_test.cpp.
 
 #include <set>
@@ -18,7 +19,9 @@
 namespace tandem::routing {
 namespace {
 
+using prompt_detail::fold_greek;
 using prompt_detail::fold_letter;
+using prompt_detail::greek_letter_at;
 using prompt_detail::vocabulary_letter_at;
 
 using prompt_test::feature;
@@ -55,8 +58,75 @@ TEST(PromptCuesScripts, LettersOfTheNewScriptsAreVocabularyLetters) {
   EXPECT_EQ(vocabulary_letter_at("ि", 0), 0x93fu);     // a vowel sign is part of the word
   EXPECT_EQ(vocabulary_letter_at("।", 0), 0u);         // danda ends a sentence
   EXPECT_EQ(vocabulary_letter_at("ế", 0), 0x1ebfu);    // Vietnamese e with circumflex and acute
-  EXPECT_EQ(vocabulary_letter_at("ก", 0), 0u);         // Thai: no words yet
+  EXPECT_EQ(vocabulary_letter_at("ก", 0), 0u);         // Thai: its own runs
   EXPECT_EQ(vocabulary_letter_at("\xe0\xa4", 0), 0u);  // truncated
+}
+
+TEST(PromptCuesScripts, HebrewBengaliAndGreekLetters) {
+  EXPECT_EQ(vocabulary_letter_at("ת", 0), 0x5eau);       // Hebrew tav
+  EXPECT_EQ(vocabulary_letter_at("\u05b7", 0), 0x5b7u);  // patah: a point is part of the word
+  EXPECT_EQ(vocabulary_letter_at("־", 0), 0u);           // maqaf, a hyphen
+  EXPECT_EQ(vocabulary_letter_at("׃", 0), 0u);           // sof pasuq
+  EXPECT_EQ(vocabulary_letter_at("ক", 0), 0x995u);       // Bengali ka
+  EXPECT_EQ(vocabulary_letter_at("া", 0), 0x9beu);       // a vowel sign
+  EXPECT_EQ(vocabulary_letter_at("α", 0), 0u);           // Greek: greek_letter_at
+  EXPECT_EQ(greek_letter_at("α", 0), 0x3b1u);
+  EXPECT_EQ(greek_letter_at("Ά", 0), 0x386u);
+  EXPECT_EQ(greek_letter_at("ς", 0), 0x3c2u);
+  EXPECT_EQ(greek_letter_at("·", 0), 0u);  // ano teleia, the Greek semicolon
+  EXPECT_EQ(greek_letter_at(";", 0), 0u);  // the Greek question mark
+  EXPECT_EQ(greek_letter_at("ϐ", 0), 0u);  // a symbol variant, not a letter of words
+  EXPECT_EQ(greek_letter_at("\xce", 0), 0u);
+  EXPECT_EQ(greek_letter_at("α", 2), 0u);  // at the end
+  EXPECT_EQ(fold_greek(0x386), 0x3b1u);    // Ά α
+  EXPECT_EQ(fold_greek(0x3a3), 0x3c3u);    // Σ σ
+  EXPECT_EQ(fold_greek(0x3c2), 0x3c3u);    // ς σ
+  EXPECT_EQ(fold_greek(0x390), 0x3b9u);    // ΐ ι
+  EXPECT_EQ(fold_greek(0x3cb), 0x3c5u);    // ϋ υ
+  EXPECT_EQ(fold_greek(0x3c9), 0x3c9u);
+  for (uint32_t cp = 0x370; cp < 0x400; ++cp) {
+    EXPECT_EQ(fold_greek(fold_greek(cp)), fold_greek(cp)) << cp;
+    EXPECT_GE(fold_greek(cp), 0x370u) << cp;  // two UTF-8 bytes stay two
+  }
+}
+
+TEST(PromptCuesScripts, HebrewWordsWithPointsAndTheConjunction) {
+  // "Translate the text into English", without points, with them, and joined to "and".
+  EXPECT_EQ(feature(of("תרגם את הטקסט לאנגלית"), "easy_task_cues"), log_count(1));
+  EXPECT_EQ(feature(of("תַּרְגֵּם אֶת הַטֶּקְסְט"), "easy_task_cues"), log_count(1));
+  const auto proof = of("הוכח את הטענה ונתח כל שלב");  // "prove ... and analyse each step"
+  EXPECT_EQ(feature(proof, "hard_task_cues"), log_count(2));
+  // The conjunction alone, points alone, or a hyphenated word count nothing.
+  for (const std::string text : {"ו", "\u05b7", "ו\u05b7", "תרגם־הטקסט"}) {
+    EXPECT_EQ(feature(of(text), "easy_task_cues"), 0) << text;
+  }
+}
+
+TEST(PromptCuesScripts, GreekWordsFoldWhileSingleLettersStayMaths) {
+  // "Translate the text": as typed, in capitals, without accents.
+  for (const std::string text : {"Μετάφρασε το κείμενο", "ΜΕΤΑΦΡΑΣΕ ΤΟ ΚΕΙΜΕΝΟ", "μεταφρασε"}) {
+    EXPECT_EQ(feature(of(text), "easy_task_cues"), log_count(1)) << text;
+  }
+  // A final ς reads as σ: "analysis" (genitive).
+  EXPECT_EQ(feature(of("κάνε μια ανάλυσης"), "hard_task_cues"), log_count(1));
+  // One Greek letter is a maths symbol, as in English formulas; "αβ" is now a word.
+  EXPECT_EQ(feature(of("Let α + β = 1"), "math_symbols"), log_count(4));
+  EXPECT_EQ(feature(of("ΔH of the reaction"), "math_symbols"), log_count(1));
+  EXPECT_EQ(feature(of("η = 0.5 and α β"), "math_symbols"), log_count(4));
+  // ... but an article or "or" before a Greek word is prose: "prove that the root ...".
+  EXPECT_EQ(feature(of("Απόδειξε ότι η ρίζα του 2 είναι άρρητος"), "math_symbols"), 0);
+  EXPECT_EQ(feature(of("Απόδειξε ότι η ρίζα του 2 είναι άρρητος"), "hard_task_cues"), log_count(1));
+  EXPECT_EQ(feature(of("ναι ή όχι"), "math_symbols"), 0);
+  EXPECT_EQ(feature(of("α"), "math_symbols"), log_count(1));
+  EXPECT_EQ(feature(of("α "), "math_symbols"), log_count(1));
+}
+
+TEST(PromptCuesScripts, BengaliTaskNounsWithAndWithoutAPrecomposedNukta) {
+  // "Translate this sentence into English."
+  EXPECT_EQ(feature(of("এই বাক্যটি ইংরেজিতে অনুবাদ করুন।"), "easy_task_cues"), log_count(1));
+  // "Evaluate": ya with the nukta as a separate mark and as the precomposed letter.
+  EXPECT_EQ(feature(of("প্রকল্পের মূল্যা\u09af\u09bcন"), "hard_task_cues"), log_count(1));
+  EXPECT_EQ(feature(of("প্রকল্পের মূল্যা\u09dfন"), "hard_task_cues"), log_count(1));
 }
 
 TEST(PromptCuesScripts, ArabicWordsWithAndWithoutTheConjunction) {
