@@ -12,12 +12,13 @@
 //   en+card   `en` with a payment card number at the very end, so the scanner finds it after
 //             reading everything and the policy takes the privacy path,
 //   zh        Chinese prose (bench/data/routing_prose_zh.txt, written for this benchmark),
-//   ja ko ru ar hi vi th   Japanese, Korean, Russian, Arabic, Hindi, Vietnamese and Thai
-//             prose (routing_prose_<code>.txt, written for this benchmark): the features'
-//             latency budget holds in any script, and these take other paths through the
-//             decoder (two-byte Cyrillic and Arabic, three-byte Devanagari and Vietnamese
-//             letters, kana and Hangul beside the ideographs; Vietnamese words are also looked
-//             up in pairs, Thai runs searched for phrases).
+//   ja ko ru ar hi vi th he bn el   Japanese, Korean, Russian, Arabic, Hindi, Vietnamese,
+//             Thai, Hebrew, Bengali and Greek prose (routing_prose_<code>.txt, written for this
+//             benchmark): the features' latency budget holds in any script, and these take
+//             other paths through the decoder (two-byte Cyrillic, Hebrew and Arabic, three-byte
+//             Devanagari, Bengali and Vietnamese letters, kana and Hangul beside the
+//             ideographs; Vietnamese words are also looked up in pairs, Thai runs searched for
+//             phrases, Greek runs read as words or maths symbols).
 // The data files are repeated as needed to reach the size, and cut on a code point boundary.
 // Two configurations: the defaults (config::RoutingConfig{}, built-in detectors and classifier)
 // and the configurable path (4 privacy regexes and a 30-word keyword list on top).
@@ -588,7 +589,7 @@ int main(int argc, char** argv) {
   const std::string zh = read_file(data + "/routing_prose_zh.txt");
   const std::string en_ascii = ascii_only(en);
   std::vector<std::pair<std::string, std::string>> other_scripts;
-  for (const char* code : {"ja", "ko", "ru", "ar", "hi", "vi", "th"}) {
+  for (const char* code : {"ja", "ko", "ru", "ar", "hi", "vi", "th", "he", "bn", "el"}) {
     other_scripts.emplace_back(code, read_file(data + "/routing_prose_" + code + ".txt"));
   }
 

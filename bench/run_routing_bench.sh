@@ -34,6 +34,8 @@ jq -r --arg cpu "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)" \
              elif .variant == "ko" then "Korean" elif .variant == "ru" then "Russian"
              elif .variant == "ar" then "Arabic" elif .variant == "hi" then "Hindi"
              elif .variant == "vi" then "Vietnamese" elif .variant == "th" then "Thai"
+             elif .variant == "he" then "Hebrew" elif .variant == "bn" then "Bengali"
+             elif .variant == "el" then "Greek"
              else .variant end;
   def route: "\(.tier) (\(.reason))";
   . as $all |
