@@ -84,8 +84,8 @@ void check_ideograph_decoding(std::string_view text) {
 }
 
 // Whether the general decoder's `cp` of `length` bytes is a letter the cue scan's word loop
-// reads itself (prompt_code_points.h): accented Latin, Cyrillic, Hebrew, Arabic, Devanagari,
-// Bengali, Vietnamese.
+// reads itself (prompt_code_points.h): accented Latin, Cyrillic, Hebrew, Arabic, the Indic
+// scripts, Vietnamese.
 bool is_vocabulary_letter(uint32_t cp, size_t length) {
   if (length == 2) {
     const bool latin_cyrillic =
@@ -96,7 +96,7 @@ bool is_vocabulary_letter(uint32_t cp, size_t length) {
     const bool arabic = (cp >= 0x620 && cp <= 0x65f) || (cp >= 0x66e && cp <= 0x6d3) || cp == 0x6d5;
     return latin_cyrillic || hebrew_point || hebrew || arabic;
   }
-  const bool indic = cp >= 0x900 && cp <= 0x9ff && cp != 0x964 && cp != 0x965;
+  const bool indic = cp >= 0x900 && cp <= 0xdff && cp != 0x964 && cp != 0x965;
   return length == 3 && (indic || (cp >= 0x1e00 && cp <= 0x1eff));
 }
 

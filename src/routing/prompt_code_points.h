@@ -148,8 +148,8 @@ inline constexpr std::array<uint16_t, 0x780> kFoldTwoByte = [] {
   return cp < 0x800 ? kFoldTwoByte[cp - 0x80] : fold_letter(cp);
 }
 
-// A Hebrew or Arabic letter or mark of two bytes, or a Devanagari, Bengali or Latin Extended
-// Additional letter of three, at text[i] whose lead byte is D6 or above; else 0
+// A Hebrew or Arabic letter or mark of two bytes, or an Indic (Devanagari to Sinhala) or Latin
+// Extended Additional letter of three, at text[i] whose lead byte is D6 or above; else 0
 // (vocabulary_letter_at's less common half, kept out of the scan's ASCII and Cyrillic loop).
 [[gnu::always_inline]] inline uint32_t other_script_letter_at(std::string_view text, size_t i) {
   // 32-bit locals: byte-sized ones led GCC to spill a byte and reload a word, a stalled
@@ -183,8 +183,9 @@ inline constexpr std::array<uint16_t, 0x780> kFoldTwoByte = [] {
     return 0;
   }
   const uint32_t cp = (lead & 0x0f) << 12 | (next & 0x3f) << 6 | (third & 0x3f);
-  // Devanagari less the dandas, which end a sentence (Bengali uses them too), then Bengali.
-  const bool indic = cp >= 0x900 && cp <= 0x9ff && cp != 0x964 && cp != 0x965;
+  // The Indic scripts, Devanagari, Bengali, Gurmukhi, Gujarati, Oriya, Tamil, Telugu, Kannada,
+  // Malayalam and Sinhala, less the dandas, which end a sentence in all of them.
+  const bool indic = cp >= 0x900 && cp <= 0xdff && cp != 0x964 && cp != 0x965;
   const bool latin_additional = cp >= 0x1e00 && cp <= 0x1eff;
   return indic || latin_additional ? cp : 0;
 }
@@ -195,8 +196,9 @@ inline constexpr std::array<uint16_t, 0x780> kFoldTwoByte = [] {
 //   (U+05D0..U+05EA, U+05EF..U+05F2; U+0591..U+05C7 less its punctuation), or an Arabic letter
 //   or mark (U+0620..U+065F, U+066E..U+06D3, U+06D5: not its digits, punctuation or Quranic
 //   marks);
-// - three bytes: a Devanagari or Bengali letter or sign (U+0900..U+09FF less the dandas, which
-//   end a sentence), or a letter of Latin Extended Additional (U+1E00..U+1EFF, Vietnamese).
+// - three bytes: a letter or sign of an Indic script (U+0900..U+0DFF, Devanagari to Sinhala,
+//   less the dandas, which end a sentence), or a letter of Latin Extended Additional
+//   (U+1E00..U+1EFF, Vietnamese).
 // What classify() calls a letter there. Its UTF-8 length is letter_bytes(cp). Inlined in the
 // scan's word loop: the accented Latin and Cyrillic half costs what it did alone.
 [[gnu::always_inline]] inline uint32_t vocabulary_letter_at(std::string_view text, size_t i) {

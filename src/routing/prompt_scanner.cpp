@@ -125,7 +125,7 @@ class Scanner {
 
  private:
   // Consumes the run of letters starting at `begin`, ASCII or of the vocabulary's other scripts
-  // (accented Latin, Cyrillic, Hebrew, Arabic: two UTF-8 bytes each; Devanagari, Bengali,
+  // (accented Latin, Cyrillic, Hebrew, Arabic: two UTF-8 bytes each; the Indic scripts,
   // Vietnamese: three); returns where it ends. Most of the text is letters, so this loop is the hot
   // path: locals only, one pass, hashing each letter's folded code point as it reads (the word is
   // compared in place on lookup, never copied; Arabic and Hebrew marks are left out of the hash and
@@ -180,7 +180,7 @@ class Scanner {
     return end;
   }
 
-  // A letter of a script the vocabulary has no words in (Armenian, Georgian, Tamil...)
+  // A letter of a script the vocabulary has no words in (Armenian, Georgian, Ethiopic...)
   // continues or starts a word that is never looked up.
   void add_letter(size_t begin, size_t length) { add_unlisted_letters(begin, begin + length, 1); }
 

@@ -8,7 +8,9 @@
 #include "routing/prompt_words_bn_ur.h"
 #include "routing/prompt_words_he_el.h"
 #include "routing/prompt_words_intl.h"
+#include "routing/prompt_words_mr_gu_pa.h"
 #include "routing/prompt_words_sw.h"
+#include "routing/prompt_words_ta_te.h"
 #include "routing/prompt_words_tr_id_nl_pl.h"
 #include "routing/prompt_words_uk_fa.h"
 
@@ -355,10 +357,10 @@ constexpr VocabularyEntry kEntries[] = {
     {"electron", kDomainTerms, Tag::kNone},
 };
 
-constexpr size_t kWordCount = std::size(kEntries) + std::size(kIntlWords) +
-                              std::size(kTrIdNlPlWords) + std::size(kArHiViWords) +
-                              std::size(kUkFaWords) + std::size(kHeElWords) +
-                              std::size(kBnUrWords) + std::size(kSwWords);
+constexpr size_t kWordCount =
+    std::size(kEntries) + std::size(kIntlWords) + std::size(kTrIdNlPlWords) +
+    std::size(kArHiViWords) + std::size(kUkFaWords) + std::size(kHeElWords) +
+    std::size(kBnUrWords) + std::size(kSwWords) + std::size(kTaTeWords) + std::size(kMrGuPaWords);
 constexpr size_t kSlotCount = 8192;  // power of two, load factor about 0.4
 
 // The English words, then the other languages' (prompt_words_*.h): one table for all.
@@ -370,7 +372,9 @@ constexpr std::array<VocabularyEntry, kWordCount> kAllWords = [] {
         std::span<const VocabularyEntry>(kTrIdNlPlWords),
         std::span<const VocabularyEntry>(kArHiViWords),
         std::span<const VocabularyEntry>(kUkFaWords), std::span<const VocabularyEntry>(kHeElWords),
-        std::span<const VocabularyEntry>(kBnUrWords), std::span<const VocabularyEntry>(kSwWords)}) {
+        std::span<const VocabularyEntry>(kBnUrWords), std::span<const VocabularyEntry>(kSwWords),
+        std::span<const VocabularyEntry>(kTaTeWords),
+        std::span<const VocabularyEntry>(kMrGuPaWords)}) {
     for (const VocabularyEntry& entry : list) {
       all[n++] = entry;
     }
@@ -502,6 +506,8 @@ static_assert(words_are_well_formed(kEntries) && words_are_well_formed(kIntlWord
               "vocabulary words: lower-case and short");
 static_assert(words_are_well_formed(kUkFaWords) && words_are_well_formed(kHeElWords) &&
                   words_are_well_formed(kBnUrWords) && words_are_well_formed(kSwWords),
+              "vocabulary words: lower-case and short");
+static_assert(words_are_well_formed(kTaTeWords) && words_are_well_formed(kMrGuPaWords),
               "vocabulary words: lower-case and short");
 static_assert(kWordCount * 10 < kSlotCount * 7 && kWordCount < 0xffff,
               "vocabulary table: room for every word");
@@ -638,6 +644,14 @@ std::span<const VocabularyEntry> bn_ur_words() {
 
 std::span<const VocabularyEntry> sw_words() {
   return kSwWords;
+}
+
+std::span<const VocabularyEntry> ta_te_words() {
+  return kTaTeWords;
+}
+
+std::span<const VocabularyEntry> mr_gu_pa_words() {
+  return kMrGuPaWords;
 }
 
 }  // namespace tandem::routing::prompt_detail

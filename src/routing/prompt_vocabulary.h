@@ -134,5 +134,7 @@ std::span<const VocabularyEntry> uk_fa_words();
 std::span<const VocabularyEntry> he_el_words();
 std::span<const VocabularyEntry> bn_ur_words();
 std::span<const VocabularyEntry> sw_words();
+std::span<const VocabularyEntry> ta_te_words();
+std::span<const VocabularyEntry> mr_gu_pa_words();
 
 }  // namespace tandem::routing::prompt_detail

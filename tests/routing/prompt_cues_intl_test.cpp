@@ -91,7 +91,8 @@ TEST(PromptCuesIntl, EveryWordIsFoldedAndFoundInAnyCase) {
   for (const auto words :
        {prompt_detail::intl_words(), prompt_detail::tr_id_nl_pl_words(),
         prompt_detail::ar_hi_vi_words(), prompt_detail::uk_fa_words(), prompt_detail::he_el_words(),
-        prompt_detail::bn_ur_words(), prompt_detail::sw_words()}) {
+        prompt_detail::bn_ur_words(), prompt_detail::sw_words(), prompt_detail::ta_te_words(),
+        prompt_detail::mr_gu_pa_words()}) {
     for (const auto& entry : words) {
       const std::string word(entry.word);
       EXPECT_EQ(english.count(entry.word), 0u) << word << " is an English entry too";
@@ -103,7 +104,7 @@ TEST(PromptCuesIntl, EveryWordIsFoldedAndFoundInAnyCase) {
         EXPECT_TRUE((cp >= 'a' && cp <= 'z') || cp == ' ' || (cp >= 0xc0 && cp < 0x370) ||
                     (cp >= 0x3b1 && cp <= 0x3c9) || (cp >= 0x400 && cp < 0x530) ||
                     (cp >= 0x591 && cp <= 0x5f2) || (cp >= 0x620 && cp <= 0x6d5) ||
-                    (cp >= 0x900 && cp <= 0x9ff) || (cp >= 0x1e00 && cp <= 0x1eff))
+                    (cp >= 0x900 && cp <= 0xdff) || (cp >= 0x1e00 && cp <= 0x1eff))
             << word;
       }
       ASSERT_NE(entry.cue, prompt_detail::kNoCue) << word;

@@ -69,6 +69,9 @@ TEST(PromptCuesScripts, HebrewBengaliAndGreekLetters) {
   EXPECT_EQ(vocabulary_letter_at("׃", 0), 0u);           // sof pasuq
   EXPECT_EQ(vocabulary_letter_at("ক", 0), 0x995u);       // Bengali ka
   EXPECT_EQ(vocabulary_letter_at("া", 0), 0x9beu);       // a vowel sign
+  EXPECT_EQ(vocabulary_letter_at("த", 0), 0xba4u);       // Tamil ta
+  EXPECT_EQ(vocabulary_letter_at("ਕ", 0), 0xa15u);       // Gurmukhi ka
+  EXPECT_EQ(vocabulary_letter_at("෴", 0), 0xdf4u);       // the end of Sinhala's block
   EXPECT_EQ(vocabulary_letter_at("α", 0), 0u);           // Greek: greek_letter_at
   EXPECT_EQ(greek_letter_at("α", 0), 0x3b1u);
   EXPECT_EQ(greek_letter_at("Ά", 0), 0x386u);
