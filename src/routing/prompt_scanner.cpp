@@ -237,9 +237,7 @@ class Scanner {
                                    greek_letter_at(text_, end + 1) != 0 &&
                                    greek_letter_at(text_, end + 3) != 0;
     if (letters == 1 && !before_greek_word) {
-      uint32_t cp = 0;
-      decode_utf8(text_, begin, cp);
-      add_code_point(cp, begin, 2);
+      add_code_point(greek_letter_at(text_, begin), begin, 2);
       return end;
     }
     end_word();

@@ -1,5 +1,6 @@
 #include "routing/prompt_vocabulary.h"
 
+#include <algorithm>
 #include <array>
 #include <iterator>
 
@@ -357,24 +358,24 @@ constexpr VocabularyEntry kEntries[] = {
     {"electron", kDomainTerms, Tag::kNone},
 };
 
-constexpr size_t kWordCount =
-    std::size(kEntries) + std::size(kIntlWords) + std::size(kTrIdNlPlWords) +
-    std::size(kArHiViWords) + std::size(kUkFaWords) + std::size(kHeElWords) +
-    std::size(kBnUrWords) + std::size(kSwWords) + std::size(kTaTeWords) + std::size(kMrGuPaWords);
+// Every language's list (prompt_words_*.h), English first: one table holds them all.
+constexpr std::array<std::span<const VocabularyEntry>, 10> kLists = {
+    kEntries,   kIntlWords, kTrIdNlPlWords, kArHiViWords, kUkFaWords,
+    kHeElWords, kBnUrWords, kSwWords,       kTaTeWords,   kMrGuPaWords};
+
+constexpr size_t kWordCount = [] {
+  size_t n = 0;
+  for (std::span<const VocabularyEntry> list : kLists) {
+    n += list.size();
+  }
+  return n;
+}();
 constexpr size_t kSlotCount = 8192;  // power of two, load factor about 0.4
 
-// The English words, then the other languages' (prompt_words_*.h): one table for all.
 constexpr std::array<VocabularyEntry, kWordCount> kAllWords = [] {
   std::array<VocabularyEntry, kWordCount> all{};
   size_t n = 0;
-  for (std::span<const VocabularyEntry> list :
-       {std::span<const VocabularyEntry>(kEntries), std::span<const VocabularyEntry>(kIntlWords),
-        std::span<const VocabularyEntry>(kTrIdNlPlWords),
-        std::span<const VocabularyEntry>(kArHiViWords),
-        std::span<const VocabularyEntry>(kUkFaWords), std::span<const VocabularyEntry>(kHeElWords),
-        std::span<const VocabularyEntry>(kBnUrWords), std::span<const VocabularyEntry>(kSwWords),
-        std::span<const VocabularyEntry>(kTaTeWords),
-        std::span<const VocabularyEntry>(kMrGuPaWords)}) {
+  for (std::span<const VocabularyEntry> list : kLists) {
     for (const VocabularyEntry& entry : list) {
       all[n++] = entry;
     }
@@ -456,8 +457,6 @@ constexpr size_t entry_letter_bytes(std::string_view word, size_t k) {
 // Short, and made of lower-case ASCII letters and the multi-byte letters the scanner reads as
 // letters of a word (that they are folded letters is checked by a test); at most one space,
 // between two words.
-// One language's list at a time: each check is its own constant evaluation, within Clang's
-// step budget.
 constexpr bool words_are_well_formed(std::span<const VocabularyEntry> list) {
   for (const VocabularyEntry& entry : list) {
     const auto word = entry.word;
@@ -501,13 +500,7 @@ constexpr bool words_are_unique() {
   return true;
 }
 
-static_assert(words_are_well_formed(kEntries) && words_are_well_formed(kIntlWords) &&
-                  words_are_well_formed(kTrIdNlPlWords) && words_are_well_formed(kArHiViWords),
-              "vocabulary words: lower-case and short");
-static_assert(words_are_well_formed(kUkFaWords) && words_are_well_formed(kHeElWords) &&
-                  words_are_well_formed(kBnUrWords) && words_are_well_formed(kSwWords),
-              "vocabulary words: lower-case and short");
-static_assert(words_are_well_formed(kTaTeWords) && words_are_well_formed(kMrGuPaWords),
+static_assert(std::ranges::all_of(kLists, words_are_well_formed),
               "vocabulary words: lower-case and short");
 static_assert(kWordCount * 10 < kSlotCount * 7 && kWordCount < 0xffff,
               "vocabulary table: room for every word");
@@ -615,43 +608,11 @@ const VocabularyEntry* find_word_after_conjunction(std::string_view word) {
 }
 
 std::span<const VocabularyEntry> english_words() {
-  return kEntries;
+  return kLists.front();
 }
 
-std::span<const VocabularyEntry> intl_words() {
-  return kIntlWords;
-}
-
-std::span<const VocabularyEntry> tr_id_nl_pl_words() {
-  return kTrIdNlPlWords;
-}
-
-std::span<const VocabularyEntry> ar_hi_vi_words() {
-  return kArHiViWords;
-}
-
-std::span<const VocabularyEntry> uk_fa_words() {
-  return kUkFaWords;
-}
-
-std::span<const VocabularyEntry> he_el_words() {
-  return kHeElWords;
-}
-
-std::span<const VocabularyEntry> bn_ur_words() {
-  return kBnUrWords;
-}
-
-std::span<const VocabularyEntry> sw_words() {
-  return kSwWords;
-}
-
-std::span<const VocabularyEntry> ta_te_words() {
-  return kTaTeWords;
-}
-
-std::span<const VocabularyEntry> mr_gu_pa_words() {
-  return kMrGuPaWords;
+std::span<const std::span<const VocabularyEntry>> other_language_words() {
+  return std::span(kLists).subspan(1);
 }
 
 }  // namespace tandem::routing::prompt_detail

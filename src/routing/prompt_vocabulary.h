@@ -127,14 +127,6 @@ const VocabularyEntry* find_word_after_conjunction(std::string_view word);
 
 // The vocabulary's entries, for tests: the English words and the other languages'.
 std::span<const VocabularyEntry> english_words();
-std::span<const VocabularyEntry> intl_words();
-std::span<const VocabularyEntry> tr_id_nl_pl_words();
-std::span<const VocabularyEntry> ar_hi_vi_words();
-std::span<const VocabularyEntry> uk_fa_words();
-std::span<const VocabularyEntry> he_el_words();
-std::span<const VocabularyEntry> bn_ur_words();
-std::span<const VocabularyEntry> sw_words();
-std::span<const VocabularyEntry> ta_te_words();
-std::span<const VocabularyEntry> mr_gu_pa_words();
+std::span<const std::span<const VocabularyEntry>> other_language_words();
 
 }  // namespace tandem::routing::prompt_detail

@@ -88,11 +88,7 @@ TEST(PromptCuesIntl, EveryWordIsFoldedAndFoundInAnyCase) {
   for (const auto& entry : prompt_detail::english_words()) {
     english.insert(entry.word);
   }
-  for (const auto words :
-       {prompt_detail::intl_words(), prompt_detail::tr_id_nl_pl_words(),
-        prompt_detail::ar_hi_vi_words(), prompt_detail::uk_fa_words(), prompt_detail::he_el_words(),
-        prompt_detail::bn_ur_words(), prompt_detail::sw_words(), prompt_detail::ta_te_words(),
-        prompt_detail::mr_gu_pa_words()}) {
+  for (const auto words : prompt_detail::other_language_words()) {
     for (const auto& entry : words) {
       const std::string word(entry.word);
       EXPECT_EQ(english.count(entry.word), 0u) << word << " is an English entry too";
