@@ -3,10 +3,12 @@
 // Chinese ideographs, the n-gram counter that stores without bounds checks, the request spans
 // that weigh the request above its material) read every request's text. The contracts of
 // prompt_features.h, task_ngrams.h and request_spans.h are checked on every input, and the
-// ideograph, letter and Thai fast paths against the general UTF-8 decoder at every offset.
+// ideograph, letter and Thai fast paths against the general UTF-8 decoder at every offset; the
+// answer size a request names (requested_length.h) on every input.
 
 #include "routing/prompt_features.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <unordered_set>
@@ -17,6 +19,7 @@
 #include "routing/prompt_code_points.h"
 #include "routing/prompt_cues_th.h"
 #include "routing/request_spans.h"
+#include "routing/requested_length.h"
 #include "routing/task_ngrams.h"
 
 namespace tandem::fuzz {
@@ -152,6 +155,18 @@ void check_request_spans(std::string_view text) {
   }
 }
 
+// The answer size asked for: finite, not negative, the same read from the text or from its
+// request found once, and the feature its log step (requested_length.h).
+void check_requested_length(std::string_view text, const PromptFeatures& features) {
+  const double words = routing::requested_answer_words(text);
+  FUZZ_CHECK_MSG(std::isfinite(words) && words >= 0, std::to_string(words));
+  FUZZ_CHECK(routing::requested_answer_words(routing::find_prompt_request(text)) == words);
+  const double value = routing::requested_length_value(text);
+  FUZZ_CHECK(value == std::log1p(std::max(0.0, words - 200) / 1000));
+  FUZZ_CHECK(features.values[routing::feature_index("requested_length")] ==
+             static_cast<float>(value));
+}
+
 }  // namespace
 
 void fuzz_prompt_features(const uint8_t* data, size_t size) {
@@ -164,6 +179,7 @@ void fuzz_prompt_features(const uint8_t* data, size_t size) {
   check_values(features);
   // The scan keeps no state between calls.
   FUZZ_CHECK(routing::extract_features(view).values == features.values);
+  check_requested_length(text, features);
 
   check_request_spans(text);
   NgramVector ngrams;

@@ -19,6 +19,21 @@ inline uint32_t three_byte_code_point(unsigned char lead, unsigned char second,
   return (uint32_t{lead & 0x0fu} << 12) | (uint32_t{second & 0x3fu} << 6) | (third & 0x3fu);
 }
 
+// The nearest character boundary at or before `cut` (cut < text.size()), and at or after it:
+// where to cut a text into windows without splitting a character.
+inline size_t back_to_boundary(std::string_view text, size_t cut) {
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xc0) == 0x80) {
+    --cut;
+  }
+  return cut;
+}
+inline size_t forward_to_boundary(std::string_view text, size_t cut) {
+  while (cut < text.size() && (static_cast<unsigned char>(text[cut]) & 0xc0) == 0x80) {
+    ++cut;
+  }
+  return cut;
+}
+
 // Decodes the character at text[i] (i < text.size()) into `cp`; returns its length in bytes.
 inline size_t decode_utf8(std::string_view text, size_t i, uint32_t& cp) {
   const auto lead = static_cast<unsigned char>(text[i]);

@@ -141,8 +141,7 @@ RouteSignals Replayer::signals(const RecordedRequest& r, QueryKind kind) {
       }
     }
   }
-  if (r.features.size() == kFeatureCount) {
-    std::copy(r.features.begin(), r.features.end(), s.features.values.begin());
+  if (read_recorded_features(r.features, s.features)) {
     s.complexity = router_->model().score(s.features);
   } else {
     ++report_.features_missing;
@@ -256,9 +255,7 @@ Replayer::Outcome Replayer::redecide(const RecordedRequest& r, const Outcome& wa
                                      std::string& reason, std::string& detail) {
   const config::RoutingConfig& cfg = router_->config();
   PromptFeatures features;
-  if (r.features.size() == kFeatureCount) {
-    std::copy(r.features.begin(), r.features.end(), features.values.begin());
-  }
+  read_recorded_features(r.features, features);  // all zero when the trace kept none
   const QueryKind kind = parse_query_kind(r.kind).value_or(query_kind(features));
   const RouteSignals s = signals(r, kind);
   const Decision decision = router_->decide(s, HealthSnapshot{});

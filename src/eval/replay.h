@@ -53,9 +53,10 @@ struct RecordedRequest {
   std::vector<std::string> reason_codes;
   std::vector<std::string> privacy_detectors;
   std::vector<std::string> review_rules;
-  RequestHints hints;           // client included
-  std::vector<float> features;  // kFeatureCount values; otherwise the recorded complexity is used
-  double complexity = 0.0;      // the original classifier's score
+  RequestHints hints;  // client included
+  std::vector<float>
+      features;             // read_recorded_features(); otherwise the recorded complexity is used
+  double complexity = 0.0;  // the original classifier's score
   std::optional<ConfidenceSnapshot> confidence;  // the edge's signals when the cascade judged
   double cost_edge = 0.0;                        // USD, as recorded
   double cost_cloud = 0.0;

@@ -55,12 +55,11 @@ ServerExamples examples_from_traces(const std::vector<store::TraceRecord>& recor
       ++out.unlabelled;
       continue;
     }
-    if (r.features.size() != routing::kFeatureCount) {
+    TrainingExample example;
+    if (!routing::read_recorded_features(r.features, example.features)) {
       ++out.without_features;
       continue;
     }
-    TrainingExample example;
-    std::copy(r.features.begin(), r.features.end(), example.features.values.begin());
     example.edge = *r.edge_good ? 1.0 : 0.0;
     example.cloud = 1.0;  // the reference the edge was judged against
     example.label = *r.edge_good ? 0 : 1;

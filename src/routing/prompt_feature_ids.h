@@ -41,6 +41,7 @@ enum Feature : uint8_t {
   kAvgWordLength,
   kLongWordRatio,
   kTaskNgrams,
+  kRequestedLength,
   kFeatureEnd,
   kNoCue = 0xff,
 };

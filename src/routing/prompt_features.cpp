@@ -5,6 +5,7 @@
 
 #include "routing/prompt_feature_ids.h"
 #include "routing/prompt_scanner.h"
+#include "routing/requested_length.h"
 #include "routing/task_model.h"
 
 namespace tandem::routing {
@@ -20,7 +21,7 @@ constexpr std::array<std::string_view, kFeatureCount> kNames = {
     "choice_options",    "hard_task_cues", "reasoning_cues",    "creative_cues",
     "constraint_cues",   "factoid_cues",   "negation_cues",     "domain_terms",
     "non_ascii_ratio",   "cjk_ratio",      "capitalized_ratio", "avg_word_length",
-    "long_word_ratio",   "task_ngrams",
+    "long_word_ratio",   "task_ngrams",    "requested_length",
 };
 
 }  // namespace
@@ -36,6 +37,15 @@ size_t feature_index(std::string_view name) {
     }
   }
   return kFeatureCount;
+}
+
+bool read_recorded_features(std::span<const float> values, PromptFeatures& out) {
+  if (values.size() != kFeatureCount && values.size() + 1 != kFeatureCount) {
+    return false;
+  }
+  out = PromptFeatures{};
+  std::ranges::copy(values, out.values.begin());
+  return true;
 }
 
 constexpr double kTaskLogitLimit = 12.0;
@@ -57,9 +67,12 @@ PromptFeatures extract_features(const PromptView& prompt, const TaskModel& task_
       log_count(prompt.total_chars > own ? prompt.total_chars - own : 0);
   // The task model's judgement of what is asked, clipped so that no prompt's n-grams can
   // outweigh every other feature (the training data's logits stay within about ±6).
-  const double task = task_model.logit(prompt.last_user);
+  // The request is found once for the two features that read it.
+  const PromptRequest request = find_prompt_request(prompt.last_user);
+  const double task = task_model.logit(request);
   features.values[kTaskNgrams] =
       static_cast<float>(std::clamp(task, -kTaskLogitLimit, kTaskLogitLimit));
+  features.values[kRequestedLength] = static_cast<float>(requested_length_value(request));
   return features;
 }
 

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstddef>
+#include <span>
 #include <string_view>
 
 namespace tandem::routing {
@@ -20,7 +21,7 @@ struct PromptView {
   size_t total_chars = 0;      // all message text
 };
 
-inline constexpr size_t kFeatureCount = 30;
+inline constexpr size_t kFeatureCount = 31;
 
 // Raw (unstandardised) feature values, in the order of feature_names(). Counts are log1p'd so
 // that one huge prompt does not dominate a linear model; ratios are in [0, 1]. Every value is
@@ -35,6 +36,11 @@ const std::array<std::string_view, kFeatureCount>& feature_names();
 
 // The index of a feature by name, or kFeatureCount when there is none.
 size_t feature_index(std::string_view name);
+
+// Feature values recorded by a gateway (trace rows): kFeatureCount of them, or one fewer from a
+// build before `requested_length` (the last feature), read with 0 for it, the value of every
+// prompt that names no answer size. False for any other count.
+bool read_recorded_features(std::span<const float> values, PromptFeatures& out);
 
 class TaskModel;
 

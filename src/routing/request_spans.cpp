@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 
+#include "common/utf8.h"
+
 namespace tandem::routing {
 namespace {
 
@@ -269,6 +271,22 @@ void add_request(std::string_view text, TextSpan span, RequestSpans& out) {
 }
 
 }  // namespace
+
+PromptRequest find_prompt_request(std::string_view text) {
+  PromptRequest out;
+  if (text.size() <= 2 * kRequestWindowBytes) {
+    out.windows[0] = {text, find_request_spans(text, true, true)};
+    out.count = 1;
+    return out;
+  }
+  const std::string_view head = text.substr(0, back_to_boundary(text, kRequestWindowBytes));
+  const std::string_view tail =
+      text.substr(forward_to_boundary(text, text.size() - kRequestWindowBytes));
+  out.windows[0] = {head, find_request_spans(head, true, false)};
+  out.windows[1] = {tail, find_request_spans(tail, false, true)};
+  out.count = 2;
+  return out;
+}
 
 RequestSpans find_request_spans(std::string_view text, bool read_first, bool read_last) {
   RequestSpans out;

@@ -40,7 +40,26 @@ struct RequestSpans {
 };
 
 // `read_first`: look for the request at the text's start; `read_last`: at its end (a long
-// prompt's two n-gram windows each pass one).
+// prompt's two windows each pass one).
 RequestSpans find_request_spans(std::string_view text, bool read_first, bool read_last);
+
+// A long prompt's request is at its ends, so it is read in its first and its last
+// kRequestWindowBytes (what is pasted between is material), which bounds the cost at any
+// length; a prompt of up to two windows is one window, read at both ends.
+inline constexpr size_t kRequestWindowBytes = 1024;
+
+struct RequestWindow {
+  std::string_view text;  // cut at character boundaries
+  RequestSpans spans;     // offsets into `text`
+};
+
+// The request of a whole prompt, found once for every reader (the task model's n-grams, the
+// answer size asked for).
+struct PromptRequest {
+  std::array<RequestWindow, 2> windows{};
+  size_t count = 0;
+};
+
+PromptRequest find_prompt_request(std::string_view text);
 
 }  // namespace tandem::routing

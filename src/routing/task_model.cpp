@@ -209,8 +209,12 @@ double TaskModel::logit(const NgramVector& ngrams) const {
 }
 
 double TaskModel::logit(std::string_view text) const {
+  return logit(find_prompt_request(text));
+}
+
+double TaskModel::logit(const PromptRequest& request) const {
   thread_local NgramVector ngrams;
-  hashed_ngrams(text, request_weight_, ngrams);
+  hashed_ngrams(request, request_weight_, ngrams);
   return logit(ngrams);
 }
 

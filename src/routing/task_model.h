@@ -41,6 +41,7 @@ class TaskModel {
 
   // bias + weights · ngrams(text): above 0 leans hard, below 0 easy.
   double logit(std::string_view text) const;
+  double logit(const PromptRequest& request) const;  // the prompt's request already found
   double logit(const NgramVector& ngrams) const;
 
   double bias() const { return bias_; }

@@ -202,40 +202,23 @@ class Tokenizer {
   bool all_digits_ = true;
 };
 
-// Moves a cut back (or forward) to the start of a UTF-8 character.
-size_t back_to_boundary(std::string_view text, size_t cut) {
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xc0) == 0x80) {
-    --cut;
-  }
-  return cut;
-}
-
-size_t forward_to_boundary(std::string_view text, size_t cut) {
-  while (cut < text.size() && (static_cast<unsigned char>(text[cut]) & 0xc0) == 0x80) {
-    ++cut;
-  }
-  return cut;
-}
-
 // One window: its request (request_spans.h) counted `request_weight` times, its material once.
-void run_window(Tokenizer& tokenizer, std::string_view window, bool read_first, bool read_last,
-                uint16_t request_weight) {
+void run_window(Tokenizer& tokenizer, const RequestWindow& window, uint16_t request_weight) {
   if (request_weight == 1) {
-    tokenizer.run(window, 1);  // nothing to tell apart: one run, bigrams across the spans
+    tokenizer.run(window.text, 1);  // nothing to tell apart: one run, bigrams across the spans
     return;
   }
-  const RequestSpans request = find_request_spans(window, read_first, read_last);
   size_t at = 0;
-  for (size_t i = 0; i < request.count; ++i) {
-    const TextSpan span = request.spans[i];
+  for (size_t i = 0; i < window.spans.count; ++i) {
+    const TextSpan span = window.spans.spans[i];
     if (span.begin > at) {
-      tokenizer.run(window.substr(at, span.begin - at), 1);
+      tokenizer.run(window.text.substr(at, span.begin - at), 1);
     }
-    tokenizer.run(window.substr(span.begin, span.end - span.begin), request_weight);
+    tokenizer.run(window.text.substr(span.begin, span.end - span.begin), request_weight);
     at = span.end;
   }
-  if (at < window.size()) {
-    tokenizer.run(window.substr(at), 1);
+  if (at < window.text.size()) {
+    tokenizer.run(window.text.substr(at), 1);
   }
 }
 
@@ -264,6 +247,10 @@ class LogCounts {
 static_assert(size_t{kMaxRequestWeight} * (2 * kNgramWindowBytes + 16) < 65536);
 
 void hashed_ngrams(std::string_view text, uint16_t request_weight, NgramVector& out) {
+  hashed_ngrams(find_prompt_request(text), request_weight, out);
+}
+
+void hashed_ngrams(const PromptRequest& request, uint16_t request_weight, NgramVector& out) {
   request_weight = std::clamp<uint16_t>(request_weight, 1, kMaxRequestWeight);
   out.buckets.clear();
   out.values.clear();
@@ -271,16 +258,14 @@ void hashed_ngrams(std::string_view text, uint16_t request_weight, NgramVector& 
   thread_local std::vector<uint16_t> counts(kNgramBuckets, 0);
   // Each byte read ends at most one token and one bigram: room for every n-gram, so count()
   // stores without checking (resize keeps the capacity, so a warm buffer is not reallocated).
-  const size_t read = std::min(text.size(), 2 * kNgramWindowBytes + 8);
+  size_t read = 8;
+  for (size_t w = 0; w < request.count; ++w) {
+    read += request.windows[w].text.size();
+  }
   out.buckets.resize(2 * read + 2);
   Tokenizer tokenizer(out, counts);
-  if (text.size() <= 2 * kNgramWindowBytes) {
-    run_window(tokenizer, text, true, true, request_weight);
-  } else {
-    run_window(tokenizer, text.substr(0, back_to_boundary(text, kNgramWindowBytes)), true, false,
-               request_weight);
-    run_window(tokenizer, text.substr(forward_to_boundary(text, text.size() - kNgramWindowBytes)),
-               false, true, request_weight);
+  for (size_t w = 0; w < request.count; ++w) {
+    run_window(tokenizer, request.windows[w], request_weight);
   }
   out.buckets.resize(tokenizer.distinct());
   static const LogCounts log_counts;

@@ -16,10 +16,12 @@
 #include <string_view>
 #include <vector>
 
+#include "routing/request_spans.h"
+
 namespace tandem::routing {
 
 inline constexpr size_t kNgramBuckets = size_t{1} << 16;
-inline constexpr size_t kNgramWindowBytes = 1024;
+inline constexpr size_t kNgramWindowBytes = kRequestWindowBytes;
 // How many times a request n-gram counts (request_spans.h; the material's count once). 1 counts
 // every n-gram alike, without looking for the request: the models before the weight existed.
 inline constexpr uint16_t kDefaultRequestWeight = 3;
@@ -36,5 +38,7 @@ struct NgramVector {
 // request's counted `request_weight` times (1 to kMaxRequestWeight). Any bytes are accepted;
 // invalid UTF-8 decodes one byte at a time.
 void hashed_ngrams(std::string_view text, uint16_t request_weight, NgramVector& out);
+// The same, from the prompt's request already found (find_prompt_request).
+void hashed_ngrams(const PromptRequest& request, uint16_t request_weight, NgramVector& out);
 
 }  // namespace tandem::routing
