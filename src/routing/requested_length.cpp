@@ -349,6 +349,34 @@ Reading read_zh_before(std::string_view text, size_t begin) {
   return Reading::kRequest;
 }
 
+// The length of what joins the two ends of a range at `at` ("-", "–", "~", " to ", " - ",
+// "到", "至"), or 0. Chosen by its first byte: a number is mostly followed by a blank and a
+// word that is none of these.
+size_t range_dash_length(std::string_view text, size_t at) {
+  if (at >= text.size()) {
+    return 0;
+  }
+  switch (text[at]) {
+    case '-':
+    case '~':
+      return 1;
+    case ' ':
+      for (std::string_view dash : {" to ", " - ", " – "}) {
+        if (starts_with(text, at, dash)) {
+          return dash.size();
+        }
+      }
+      return 0;
+    default:
+      for (std::string_view dash : {"–", "到", "至"}) {
+        if (starts_with(text, at, dash)) {
+          return dash.size();
+        }
+      }
+      return 0;
+  }
+}
+
 // After a number: a range's upper end ("1500-2000", "1500 to 2000", "3到5"), blanks, a hyphen
 // ("3,000-word"), "个" ("800个字"). Returns the unit's position; `value` becomes the range's top.
 size_t skip_to_unit(std::string_view text, size_t at, double& value) {
@@ -356,16 +384,11 @@ size_t skip_to_unit(std::string_view text, size_t at, double& value) {
   const auto range_at = [&](size_t k) {
     return k < text.size() && is_digit_byte(static_cast<unsigned char>(text[k]));
   };
-  // Only a dash, a tilde, a blank or the first byte of –, 到 or 至 can start a range.
-  const auto next = i < text.size() ? static_cast<unsigned char>(text[i]) : 0;
-  const bool may_range = next == '-' || next == '~' || next == ' ' || next >= 0xe2;
-  for (std::string_view dash : {"-", "–", "~", " to ", "到", "至", " - ", " – "}) {
-    if (may_range && starts_with(text, i, dash) && range_at(i + dash.size())) {
-      const Number top = digit_number(text, i + dash.size());
-      value = std::max(value, top.value);
-      i = top.end;
-      break;
-    }
+  const size_t dash = range_dash_length(text, i);
+  if (dash > 0 && range_at(i + dash)) {
+    const Number top = digit_number(text, i + dash);
+    value = std::max(value, top.value);
+    i = top.end;
   }
   while (i < text.size() && (text[i] == ' ' || text[i] == '-')) {
     ++i;
@@ -498,6 +521,19 @@ double words_at(std::string_view text, size_t begin, Number number) {
   return named * share;
 }
 
+// Whether an English number word follows `at` (after one blank): "a" is a number only as "a
+// hundred", "a thousand", "a few", and is the commonest word of a request.
+bool number_word_follows(std::string_view text, size_t at) {
+  if (at >= text.size() || text[at] != ' ') {
+    return false;
+  }
+  size_t end = ++at;
+  while (end < text.size() && is_ascii_letter(static_cast<unsigned char>(text[end]))) {
+    ++end;
+  }
+  return end > at && could_be_number_word(text, at, end - at);
+}
+
 // The most words a number in text[from, end) asks for; the words before `from` are read for
 // what comes before the span's first number.
 double span_words(std::string_view text, size_t from) {
@@ -516,7 +552,8 @@ double span_words(std::string_view text, size_t from) {
         ++word_end;
       }
       const bool word_start = i == 0 || !is_letter_byte(static_cast<unsigned char>(text[i - 1]));
-      if (word_start && could_be_number_word(text, i, word_end - i)) {
+      if (word_start && could_be_number_word(text, i, word_end - i) &&
+          (word_end - i > 1 || number_word_follows(text, word_end))) {
         number = english_number(text, i);
       }
       if (number.end == i) {  // not a number: on past the word at once

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <string_view>
 
 #include "common/utf8.h"
@@ -111,19 +112,22 @@ inline constexpr std::array<std::string_view, 28> kNumberWords = {
     "thirty",  "forty",    "fifty", "sixty",  "seventy", "eighty",  "ninety",
     "hundred", "thousand", "a",     "couple", "few",     "several", "dozen"};
 inline constexpr size_t kLongestNumberWord = 8;
+// By length and first letter, the last letters a number word of that shape ends in, one bit
+// each: "the" and "for" are rejected as "about" and "write" are.
 inline constexpr auto kNumberWordShapes = [] {
-  std::array<std::array<bool, 26>, kLongestNumberWord + 1> shapes{};
+  std::array<std::array<uint32_t, 26>, kLongestNumberWord + 1> shapes{};
   for (std::string_view word : kNumberWords) {
-    shapes[word.size()][static_cast<size_t>(word[0] - 'a')] = true;
+    shapes[word.size()][static_cast<size_t>(word[0] - 'a')] |= 1u << (word.back() - 'a');
   }
   return shapes;
 }();
 
-// Whether the ASCII word text[at, at + length) may be an English number word.
+// Whether the ASCII word text[at, at + length) (length >= 1) may be an English number word.
 inline bool could_be_number_word(std::string_view text, size_t at, size_t length) {
   const unsigned first = static_cast<unsigned char>(text[at]) | 0x20u;
-  return length <= kLongestNumberWord && first >= 'a' && first <= 'z' &&
-         kNumberWordShapes[length][first - 'a'];
+  const unsigned last = static_cast<unsigned char>(text[at + length - 1]) | 0x20u;
+  return length <= kLongestNumberWord && first >= 'a' && first <= 'z' && last >= 'a' &&
+         last <= 'z' && ((kNumberWordShapes[length][first - 'a'] >> (last - 'a')) & 1u);
 }
 
 // English number words from `at` (a word start); no number when the words are not one.
