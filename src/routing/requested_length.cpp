@@ -224,10 +224,15 @@ const Unit* unit_at(std::string_view text, size_t at) {
     return nullptr;
   }
   if (first >= 0x80) {
+    // The first two bytes first: "150か所", "30分钟", "165円" mostly part at the second.
+    const char second = at + 1 < text.size() ? text[at + 1] : '\0';
     for (const Unit& unit : kCjkUnits) {
-      if (starts_with(text, at, unit.text)) {
+      if (unit.text[0] == text[at] && unit.text[1] == second && starts_with(text, at, unit.text)) {
         return &unit;
       }
+    }
+    if (first != 0xd0 && first != 0xd1) {
+      return nullptr;  // of the word units, only the Cyrillic ones begin with a non-ASCII byte
     }
   }
   const char folded = lower_ascii(static_cast<char>(first));
