@@ -3,12 +3,12 @@
 
 #include "routing/request_spans.h"
 
-#include <fstream>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
+
+#include "../support/json_lines.h"
 
 namespace tandem::routing {
 namespace {
@@ -30,19 +30,14 @@ std::vector<std::string> request_of(std::string_view text, bool read_first = tru
 }
 
 TEST(RequestSpansTest, TheCasesFile) {
-  const std::string path = std::string(TANDEM_ROUTING_CASES) + "/request_spans.jsonl";
-  std::ifstream in(path);
-  ASSERT_TRUE(in.good()) << "cannot open " << path;
-  std::string line;
-  size_t cases = 0;
-  while (std::getline(in, line)) {
-    const auto c = nlohmann::json::parse(line);
+  const auto cases =
+      test::read_json_lines(std::string(TANDEM_ROUTING_CASES) + "/request_spans.jsonl");
+  for (const auto& c : cases) {
     EXPECT_EQ(request_of(c.at("text").get<std::string>()),
               c.at("request").get<std::vector<std::string>>())
         << c.at("name");
-    ++cases;
   }
-  EXPECT_GE(cases, 16u);
+  EXPECT_GE(cases.size(), 16u);
 }
 
 TEST(RequestSpansTest, EachWindowLooksOnlyAtItsOwnEnd) {

@@ -4,31 +4,26 @@
 #include "routing/requested_length.h"
 
 #include <cmath>
-#include <fstream>
-#include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
+#include "../support/json_lines.h"
 #include "routing/prompt_features.h"
 
 namespace tandem::routing {
 namespace {
 
 TEST(RequestedLengthTest, TheCasesFile) {
-  const std::string path = std::string(TANDEM_ROUTING_CASES) + "/requested_length.jsonl";
-  std::ifstream in(path);
-  ASSERT_TRUE(in.good()) << "cannot open " << path;
-  std::string line;
-  size_t cases = 0;
-  while (std::getline(in, line)) {
-    const auto c = nlohmann::json::parse(line);
+  const auto cases =
+      test::read_json_lines(std::string(TANDEM_ROUTING_CASES) + "/requested_length.jsonl");
+  for (const auto& c : cases) {
     const std::string text = c.at("text").get<std::string>();
     EXPECT_NEAR(requested_answer_words(text), c.at("words").get<double>(), 1e-6)
         << c.at("name") << ": " << text;
-    ++cases;
   }
-  EXPECT_GE(cases, 40u);
+  EXPECT_GE(cases.size(), 40u);
 }
 
 TEST(RequestedLengthTest, ShortAnswersAddNothingAndLongOnesGrowSlowly) {
