@@ -35,7 +35,7 @@ double requested_answer_words(std::string_view text);
 double requested_answer_words(const PromptRequest& request);  // the request already found
 
 // The feature's value: log1p(words beyond what a small model writes well, in thousands), 0 for
-// a short answer or none named ("2,000 words" 1.03, "10 pages" 1.25, "两万字" 2.6).
+// a short answer or none named ("2,000 words" 1.03, "10 pages" 1.57, "两万字" 2.69).
 double requested_length_value(std::string_view text);
 double requested_length_value(const PromptRequest& request);
 
