@@ -13,11 +13,15 @@
 // 章, 段, 句, 分钟 (Chinese and Japanese), 자, 단어, 페이지, 분 (Korean). Each unit converts to
 // English-word equivalents (a page is 400, a Chinese character 0.7).
 //
-// What is not a request for that much text is left out or weighed down:
-//   - the size of existing material: "my 3,000-word essay", "this 10-page report", "I wrote
-//     5000 words", "这篇5000字的论文", "第三章" (an ordinal names a part, not a size);
+// A size counts only where its sentence asks for text (a verb such as write, draft, need, 写,
+// 需要, 書いて, not a past form: "I wrote", "写了"), or as a target whatever the verb ("in about
+// 8,000 words", "用八千字"). What is not a request for that much text is left out or weighed
+// down:
+//   - the size of existing material: "My boss sent around a 12,000-word doc", "my 3,000-word
+//     essay", "this 10-page report", "这篇5000字的论文", "第三章" (an ordinal names a part);
 //   - a cap: "under 50 words", "no more than two pages", "300字以内", "不超过100字" counts half;
-//   - a time: "in 5 minutes", "every 10 minutes".
+//   - a time: "in 5 minutes", and minutes of anything but a spoken piece ("a 5-minute toast"
+//     counts, "a 45-minute lesson" does not).
 //
 // Thread-safety: pure functions.
 
