@@ -10,6 +10,7 @@
 #include <span>
 #include <string_view>
 
+#include "common/ascii.h"
 #include "common/utf8.h"
 
 namespace tandem::routing::prompt_detail {
@@ -24,12 +25,9 @@ inline constexpr std::array<uint8_t, 256> kLowerLetter = [] {
   return table;
 }();
 
-inline bool is_ascii_letter(unsigned char c) {
-  return (c | 0x20) >= 'a' && (c | 0x20) <= 'z';
-}
-inline bool is_digit(unsigned char c) {
-  return c >= '0' && c <= '9';
-}
+using tandem::is_ascii_digit;
+using tandem::is_ascii_letter;
+
 inline bool is_blank(unsigned char c) {
   return c == ' ' || c == '\t' || c == '\r';
 }

@@ -68,7 +68,7 @@ class Scanner {
       }
       ++code_points_;
       end_word();
-      if (is_digit(c)) {
+      if (is_ascii_digit(c)) {
         ++digits_;
         mark_content();
         if (!in_number_) {
@@ -406,7 +406,7 @@ class Scanner {
         // "Classify this review: ..." — what follows is the material, not the request. Not
         // in "11:20".
         if (!after_digit &&
-            (i + 1 == text_.size() || !is_digit(static_cast<unsigned char>(text_[i + 1])))) {
+            (i + 1 == text_.size() || !is_ascii_digit(static_cast<unsigned char>(text_[i + 1])))) {
           in_content_ = true;
         }
         return;

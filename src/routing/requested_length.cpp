@@ -15,10 +15,7 @@ namespace {
 using text_numbers::could_be_number_word;
 using text_numbers::digit_number;
 using text_numbers::english_number;
-using text_numbers::is_ascii_letter;
-using text_numbers::is_digit_byte;
 using text_numbers::kLargestNumber;
-using text_numbers::lower_ascii;
 using text_numbers::Number;
 using text_numbers::starts_zh_number;
 using text_numbers::zh_number;
@@ -151,8 +148,7 @@ constexpr std::string_view kTimeWords[] = {"in",  "within", "after", "every", "f
                                            "per", "last",   "takes", "took",  "spent"};
 
 // The words just before a number that make it a cap.
-constexpr std::string_view kCapWords[] = {"under",  "below", "max", "maximum",
-                                          "within", "upto",  "most"};
+constexpr std::string_view kCapWords[] = {"under", "below", "max", "maximum", "within", "upto"};
 
 // Chinese characters just before a number that make it the size of material ("这篇", "我的",
 // "写了").
@@ -387,7 +383,7 @@ size_t range_dash_length(std::string_view text, size_t at) {
 size_t skip_to_unit(std::string_view text, size_t at, double& value) {
   size_t i = at;
   const auto range_at = [&](size_t k) {
-    return k < text.size() && is_digit_byte(static_cast<unsigned char>(text[k]));
+    return k < text.size() && is_ascii_digit(static_cast<unsigned char>(text[k]));
   };
   const size_t dash = range_dash_length(text, i);
   if (dash > 0 && range_at(i + dash)) {
@@ -417,8 +413,8 @@ double cap_after(std::string_view text, size_t at) {
 size_t clause_mark_length(std::string_view text, size_t at) {
   const char c = text[at];
   if (c == '.' || c == '!' || c == '?' || c == ';' || c == '\n') {
-    const bool decimal =
-        c == '.' && at + 1 < text.size() && is_digit_byte(static_cast<unsigned char>(text[at + 1]));
+    const bool decimal = c == '.' && at + 1 < text.size() &&
+                         is_ascii_digit(static_cast<unsigned char>(text[at + 1]));
     return decimal ? 0 : 1;
   }
   for (std::string_view mark : kClauseMarks) {
@@ -546,7 +542,7 @@ double span_words(std::string_view text, size_t from) {
   for (size_t i = from; i < text.size();) {
     const auto c = static_cast<unsigned char>(text[i]);
     Number number{0, i};
-    if (is_digit_byte(c)) {
+    if (is_ascii_digit(c)) {
       number = digit_number(text, i);
     } else if (c >= 0xe3 && c <= 0xe9 && starts_zh_number(text, i)) {
       number = zh_number(text, i);

@@ -92,7 +92,7 @@ Number digit_number(std::string_view text, size_t at) {
   size_t i = at;
   auto digits_from = [&](size_t from) {
     size_t k = from;
-    while (k < text.size() && is_digit_byte(static_cast<unsigned char>(text[k]))) {
+    while (k < text.size() && is_ascii_digit(static_cast<unsigned char>(text[k]))) {
       ++k;
     }
     return k - from;
@@ -111,7 +111,7 @@ Number digit_number(std::string_view text, size_t at) {
     }
     if (i + 1 < text.size() && text[i] == '.' && digits_from(i + 1) > 0) {
       double scale = 0.1;
-      for (++i; i < text.size() && is_digit_byte(static_cast<unsigned char>(text[i])); ++i) {
+      for (++i; i < text.size() && is_ascii_digit(static_cast<unsigned char>(text[i])); ++i) {
         value += (text[i] - '0') * scale;
         scale /= 10;
       }

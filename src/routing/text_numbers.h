@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "common/ascii.h"
 #include "common/utf8.h"
 
 namespace tandem::routing::text_numbers {
@@ -24,16 +25,6 @@ struct Number {
 
 // Values are capped here: a longer run of digits is an ID, not a quantity.
 inline constexpr double kLargestNumber = 1e7;
-
-inline bool is_digit_byte(unsigned char c) {
-  return c >= '0' && c <= '9';
-}
-inline bool is_ascii_letter(unsigned char c) {
-  return (c | 0x20) >= 'a' && (c | 0x20) <= 'z';
-}
-inline char lower_ascii(char c) {
-  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-}
 
 // The code point of the three-byte character at `at`, or 0: every Chinese numeral is one, and
 // this is read at every non-ASCII byte of a request (decode_utf8's three-byte path, inlined).
