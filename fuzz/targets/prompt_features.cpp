@@ -9,6 +9,7 @@
 #include "routing/prompt_features.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <string>
 #include <unordered_set>
@@ -20,7 +21,9 @@
 #include "routing/prompt_cues_th.h"
 #include "routing/request_spans.h"
 #include "routing/requested_length.h"
+#include "routing/task_model.h"
 #include "routing/task_ngrams.h"
+#include "routing/thread_task.h"
 
 namespace tandem::fuzz {
 namespace {
@@ -167,6 +170,24 @@ void check_requested_length(std::string_view text, const PromptFeatures& feature
              static_cast<float>(value));
 }
 
+// The input as a conversation: its first half the earlier turn, its second the follow-up. One
+// prompt has no thread; with one, the feature is the thread_task.h value, within its bounds.
+void check_thread_task(std::string_view text, const PromptFeatures& single) {
+  FUZZ_CHECK(single.values[routing::feature_index("thread_task")] == 0.0f);
+  const std::string_view earlier_turn = text.substr(0, text.size() / 2);
+  const std::string_view last = text.substr(text.size() / 2);
+  const std::array<std::string_view, 1> earlier = {earlier_turn};
+  routing::PromptView view;
+  view.last_user = last;
+  view.earlier_user = earlier;
+  view.turns = 3;
+  view.total_chars = text.size();
+  const double value = routing::thread_task_value(earlier, last, routing::TaskModel::builtin());
+  FUZZ_CHECK(std::isfinite(value) && value >= 0.0 && value <= routing::kTaskLogitLimit);
+  FUZZ_CHECK(routing::extract_features(view).values[routing::feature_index("thread_task")] ==
+             static_cast<float>(value));
+}
+
 }  // namespace
 
 void fuzz_prompt_features(const uint8_t* data, size_t size) {
@@ -174,12 +195,15 @@ void fuzz_prompt_features(const uint8_t* data, size_t size) {
   check_ideograph_decoding(text);
   check_letter_decoding(text);
 
-  const routing::PromptView view{"", text, 1, text.size()};
+  routing::PromptView view;
+  view.last_user = text;
+  view.total_chars = text.size();
   const PromptFeatures features = routing::extract_features(view);
   check_values(features);
   // The scan keeps no state between calls.
   FUZZ_CHECK(routing::extract_features(view).values == features.values);
   check_requested_length(text, features);
+  check_thread_task(text, features);
 
   check_request_spans(text);
   NgramVector ngrams;

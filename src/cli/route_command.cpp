@@ -15,6 +15,7 @@ namespace {
 struct RouteFlags {
   std::string prompt;
   std::string system;
+  std::vector<std::string> earlier;  // earlier user messages, oldest first
   std::string config_path;
   server::RoutingHeaders headers;
   size_t turns = 1;
@@ -95,13 +96,21 @@ int route(const RouteFlags& flags) {
     std::cerr << "tandem route: " << bad->message << "\n";
     return 2;
   }
-  std::string all = flags.system.empty() ? flags.prompt : flags.system + "\n" + flags.prompt;
   // The body a client would send with these messages: privacy reads it field by field.
   nlohmann::json messages = nlohmann::json::array();
+  std::string all = flags.system;
+  auto add = [&](const char* role, const std::string& content) {
+    messages.push_back({{"role", role}, {"content", content}});
+    all += (all.empty() ? "" : "\n") + content;
+  };
   if (!flags.system.empty()) {
-    messages.push_back({{"role", "system"}, {"content", flags.system}});
+    add("system", flags.system);
   }
-  messages.push_back({{"role", "user"}, {"content", flags.prompt}});
+  for (const auto& earlier : flags.earlier) {
+    add("user", earlier);
+  }
+  add("user", flags.prompt);
+  const std::vector<std::string_view> earlier(flags.earlier.begin(), flags.earlier.end());
   const std::string body = nlohmann::json{{"messages", messages}}.dump(
       -1, ' ', false, nlohmann::json::error_handler_t::replace);
   routing::RouteInput input;
@@ -109,7 +118,8 @@ int route(const RouteFlags& flags) {
   input.body = body;
   input.prompt.system = flags.system;
   input.prompt.last_user = flags.prompt;
-  input.prompt.turns = flags.turns;
+  input.prompt.turns = std::max(flags.turns, flags.earlier.size() + 1);
+  input.prompt.earlier_user = earlier;
   input.prompt.total_chars = all.size();
   input.hints = std::get<routing::RequestHints>(hints);
   const routing::RouteSignals signals = router.value()->signals(input);
@@ -141,6 +151,10 @@ std::function<int()> add_route_command(CLI::App& app) {
                   "Gateway YAML config (routing section, upstreams); without it the defaults "
                   "and a cloud tier that is online");
   cmd->add_option("--system", flags->system, "A system prompt");
+  cmd->add_option("--earlier", flags->earlier,
+                  "An earlier user message of the conversation (repeat, oldest first): a "
+                  "follow-up is scored with the thread before it")
+      ->allow_extra_args(false);  // one message per flag: the prompt may follow
   cmd->add_option("--turns", flags->turns, "Messages in the conversation")
       ->capture_default_str()
       ->check(CLI::Range(1, 100000));

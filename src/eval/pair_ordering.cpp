@@ -5,12 +5,10 @@
 namespace tandem::eval {
 namespace {
 
-double score(const std::string& prompt, const routing::ComplexityModel& model,
-             const routing::TaskModel& task) {
-  routing::PromptView view;
-  view.last_user = prompt;
-  view.total_chars = prompt.size();
-  return model.score(routing::extract_features(view, task));
+double score(const std::string& prompt, const PairThread& thread,
+             const routing::ComplexityModel& model, const routing::TaskModel& task) {
+  std::vector<std::string_view> earlier;
+  return model.score(routing::extract_features(pair_side_view(prompt, thread, earlier), task));
 }
 
 }  // namespace
@@ -30,8 +28,8 @@ std::vector<PairOrdering> order_pairs(const std::vector<PromptPair>& pairs,
       rows.push_back(std::move(fresh));
       row = rows.end() - 1;
     }
-    const double easy = score(pair.easy, model, task);
-    const double hard = score(pair.hard, model, task);
+    const double easy = score(pair.easy, pair.easy_thread, model, task);
+    const double hard = score(pair.hard, pair.hard_thread, model, task);
     ++row->pairs;
     if (hard > easy) {
       ++row->ordered;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -11,52 +10,6 @@ namespace {
 
 using routing::NgramVector;
 using routing::TaskModel;
-
-Error pair_error(const std::string& file, size_t line, const std::string& what) {
-  return make_error(ErrorCode::kInvalidArgument, file + ":" + std::to_string(line) + ": " + what);
-}
-
-Result<std::string> text_field(const nlohmann::json& row, const char* key, const std::string& file,
-                               size_t line) {
-  const auto it = row.find(key);
-  if (it == row.end()) {
-    return pair_error(file, line, std::string(key) + ": missing");
-  }
-  if (!it->is_string() || it->get_ref<const std::string&>().empty()) {
-    return pair_error(file, line, std::string(key) + ": must be a non-empty string");
-  }
-  return it->get<std::string>();
-}
-
-Result<PromptPair> parse_pair(const std::string& text, const std::string& file, size_t line) {
-  nlohmann::json row;
-  try {
-    row = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    return pair_error(file, line, std::string("not JSON: ") + e.what());
-  }
-  if (!row.is_object()) {
-    return pair_error(file, line, "must be a JSON object");
-  }
-  PromptPair pair;
-  pair.file = file;
-  for (auto [key, field] : {std::pair{"id", &pair.id}, std::pair{"lang", &pair.lang},
-                            std::pair{"easy", &pair.easy}, std::pair{"hard", &pair.hard}}) {
-    auto value = text_field(row, key, file, line);
-    if (!value) {
-      return value.error();
-    }
-    *field = std::move(value).value();
-  }
-  if (row.contains("family")) {
-    auto family = text_field(row, "family", file, line);
-    if (!family) {
-      return family.error();
-    }
-    pair.family = std::move(family).value();
-  }
-  return pair;
-}
 
 // The n-grams of each pair's two sides, hashed once for every fit: pair k's easy side is
 // ngrams[2k] (label 0), its hard side ngrams[2k + 1] (label 1).
@@ -134,30 +87,6 @@ double mean_left_out(const std::vector<LeftOutOrdering>& rows) {
 }
 
 }  // namespace
-
-Result<std::vector<PromptPair>> load_prompt_pairs(const std::vector<std::string>& files) {
-  std::vector<PromptPair> pairs;
-  for (const auto& file : files) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) {
-      return make_error(ErrorCode::kNotFound, file + ": cannot open: " + errno_message(errno));
-    }
-    std::string text;
-    size_t line = 0;
-    while (std::getline(in, text)) {
-      ++line;
-      if (text.find_first_not_of(" \t\r") == std::string::npos) {
-        continue;
-      }
-      auto pair = parse_pair(text, file, line);
-      if (!pair) {
-        return pair.error();
-      }
-      pairs.push_back(std::move(pair).value());
-    }
-  }
-  return pairs;
-}
 
 const std::vector<double>& task_penalty_candidates() {
   static const std::vector<double> candidates = {0.1, 0.3, 1.0, 3.0};

@@ -13,21 +13,10 @@
 
 #include "common/progress.h"
 #include "common/result.h"
+#include "eval/prompt_pairs.h"
 #include "routing/task_model.h"
 
 namespace tandem::eval {
-
-struct PromptPair {
-  std::string id;
-  std::string lang;
-  std::string family;
-  std::string easy;
-  std::string hard;
-  std::string file;  // where it was read from: the unit left out
-};
-
-// Reads pair files. Errors name the file, the line and the field ("p.jsonl:12: hard: missing").
-Result<std::vector<PromptPair>> load_prompt_pairs(const std::vector<std::string>& files);
 
 struct TaskTrainingOptions {
   std::vector<std::string> files;

@@ -42,6 +42,7 @@ enum Feature : uint8_t {
   kLongWordRatio,
   kTaskNgrams,
   kRequestedLength,
+  kThreadTask,
   kFeatureEnd,
   kNoCue = 0xff,
 };

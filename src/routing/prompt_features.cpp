@@ -7,6 +7,7 @@
 #include "routing/prompt_scanner.h"
 #include "routing/requested_length.h"
 #include "routing/task_model.h"
+#include "routing/thread_task.h"
 
 namespace tandem::routing {
 namespace {
@@ -21,7 +22,7 @@ constexpr std::array<std::string_view, kFeatureCount> kNames = {
     "choice_options",    "hard_task_cues", "reasoning_cues",    "creative_cues",
     "constraint_cues",   "factoid_cues",   "negation_cues",     "domain_terms",
     "non_ascii_ratio",   "cjk_ratio",      "capitalized_ratio", "avg_word_length",
-    "long_word_ratio",   "task_ngrams",    "requested_length",
+    "long_word_ratio",   "task_ngrams",    "requested_length",  "thread_task",
 };
 
 }  // namespace
@@ -40,15 +41,13 @@ size_t feature_index(std::string_view name) {
 }
 
 bool read_recorded_features(std::span<const float> values, PromptFeatures& out) {
-  if (values.size() != kFeatureCount && values.size() + 1 != kFeatureCount) {
+  if (values.size() > kFeatureCount || values.size() < kFeatureCountBeforeRequestedLength) {
     return false;
   }
   out = PromptFeatures{};
   std::ranges::copy(values, out.values.begin());
   return true;
 }
-
-constexpr double kTaskLogitLimit = 12.0;
 
 PromptFeatures extract_features(const PromptView& prompt) {
   return extract_features(prompt, TaskModel::builtin());
@@ -73,6 +72,8 @@ PromptFeatures extract_features(const PromptView& prompt, const TaskModel& task_
   features.values[kTaskNgrams] =
       static_cast<float>(std::clamp(task, -kTaskLogitLimit, kTaskLogitLimit));
   features.values[kRequestedLength] = static_cast<float>(requested_length_value(request));
+  features.values[kThreadTask] =
+      static_cast<float>(thread_task_value(prompt.earlier_user, prompt.last_user, task_model));
   return features;
 }
 

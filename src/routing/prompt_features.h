@@ -19,9 +19,11 @@ struct PromptView {
   std::string_view last_user;  // the last user message (or the completions prompt)
   size_t turns = 1;            // user+assistant messages in the conversation
   size_t total_chars = 0;      // all message text
+  // The user messages before the last, oldest first (thread_task.h); views owned by the caller.
+  std::span<const std::string_view> earlier_user;
 };
 
-inline constexpr size_t kFeatureCount = 31;
+inline constexpr size_t kFeatureCount = 32;
 
 // Raw (unstandardised) feature values, in the order of feature_names(). Counts are log1p'd so
 // that one huge prompt does not dominate a linear model; ratios are in [0, 1]. Every value is
@@ -37,16 +39,19 @@ const std::array<std::string_view, kFeatureCount>& feature_names();
 // The index of a feature by name, or kFeatureCount when there is none.
 size_t feature_index(std::string_view name);
 
-// Feature values recorded by a gateway (trace rows): kFeatureCount of them, or one fewer from a
-// build before `requested_length` (the last feature), read with 0 for it, the value of every
-// prompt that names no answer size. False for any other count.
+// Feature values recorded by a gateway (trace rows): kFeatureCount of them, or fewer from a
+// build before the last features were added, read with 0 for each missing one, the value of
+// every prompt before them: `requested_length` (a prompt that names no answer size) and
+// `thread_task` (a conversation of one user message). False for any other count.
+inline constexpr size_t kFeatureCountBeforeRequestedLength = 30;
 bool read_recorded_features(std::span<const float> values, PromptFeatures& out);
 
 class TaskModel;
 
-// Linear in the length of the text; the system prompt only contributes its length. The
-// task_ngrams feature is `task`'s logit (the shipped task model unless a caller measures
-// another one, as `tandem router pairs --task-model` does).
+// Linear in the length of the text; the system prompt only contributes its length, and earlier
+// user turns only their request windows (thread_task.h). The task_ngrams and thread_task
+// features are `task`'s logits (the shipped task model unless a caller measures another one,
+// as `tandem router pairs --task-model` does).
 PromptFeatures extract_features(const PromptView& prompt);
 PromptFeatures extract_features(const PromptView& prompt, const TaskModel& task);
 

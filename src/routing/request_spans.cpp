@@ -273,15 +273,18 @@ void add_request(std::string_view text, TextSpan span, RequestSpans& out) {
 }  // namespace
 
 PromptRequest find_prompt_request(std::string_view text) {
+  return find_prompt_request(text, kRequestWindowBytes);
+}
+
+PromptRequest find_prompt_request(std::string_view text, size_t window_bytes) {
   PromptRequest out;
-  if (text.size() <= 2 * kRequestWindowBytes) {
+  if (text.size() <= 2 * window_bytes) {
     out.windows[0] = {text, find_request_spans(text, true, true)};
     out.count = 1;
     return out;
   }
-  const std::string_view head = text.substr(0, back_to_boundary(text, kRequestWindowBytes));
-  const std::string_view tail =
-      text.substr(forward_to_boundary(text, text.size() - kRequestWindowBytes));
+  const std::string_view head = text.substr(0, back_to_boundary(text, window_bytes));
+  const std::string_view tail = text.substr(forward_to_boundary(text, text.size() - window_bytes));
   out.windows[0] = {head, find_request_spans(head, true, false)};
   out.windows[1] = {tail, find_request_spans(tail, false, true)};
   out.count = 2;

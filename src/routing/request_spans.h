@@ -61,5 +61,8 @@ struct PromptRequest {
 };
 
 PromptRequest find_prompt_request(std::string_view text);
+// The same in windows of `window_bytes` (more than a few bytes; a thread's earlier messages are
+// read in smaller ones, thread_task.h).
+PromptRequest find_prompt_request(std::string_view text, size_t window_bytes);
 
 }  // namespace tandem::routing

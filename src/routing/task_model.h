@@ -21,6 +21,11 @@
 
 namespace tandem::routing {
 
+// The most a task logit counts as a feature of the classifier (task_ngrams, thread_task), so
+// that no prompt's n-grams can outweigh every other feature (the training data's logits stay
+// within about ±6).
+inline constexpr double kTaskLogitLimit = 12.0;
+
 class TaskModel {
  public:
   static constexpr std::string_view kFormat = "tandem-task-model/1";

@@ -23,6 +23,7 @@ struct PromptText {
   std::string all;
   std::string system;
   std::string last_user;
+  std::vector<std::string_view> earlier_user;  // the user messages before the last, in order
   size_t turns = 0;
 };
 
@@ -37,6 +38,7 @@ PromptText prompt_text(const CompletionRequest& request) {
     text.turns = 1;
     return text;
   }
+  const std::string* last_user = nullptr;
   for (const auto& m : request.messages) {
     if (!text.all.empty()) {
       text.all += '\n';
@@ -47,9 +49,15 @@ PromptText prompt_text(const CompletionRequest& request) {
     } else {
       ++text.turns;
       if (m.role == "user") {
-        text.last_user = m.content;
+        if (last_user != nullptr) {
+          text.earlier_user.emplace_back(*last_user);  // a one-message request allocates none
+        }
+        last_user = &m.content;
       }
     }
+  }
+  if (last_user != nullptr) {
+    text.last_user = *last_user;
   }
   return text;
 }
@@ -87,6 +95,7 @@ routing::RouteInput route_input(const CompletionRequest& request, const RequestC
   input.prompt.last_user = text.last_user;
   input.prompt.total_chars = text.all.size();
   input.prompt.turns = std::max<size_t>(text.turns, 1);
+  input.prompt.earlier_user = text.earlier_user;
   input.hints = context.hints;
   input.hints.cloud_only_fields = request.cloud_only_fields;
   if (input.hints.client.empty()) {

@@ -109,7 +109,7 @@ TEST_F(PairFiles, BadInputIsRefusedNamingFileLineAndField) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"{\"id\": \"x\", \"lang\": \"en\", \"easy\": \"a\"}\n", "bad.jsonl:1: hard: missing"},
       {"\n{\"id\": \"x\", \"lang\": \"en\", \"easy\": \"\", \"hard\": \"b\"}\n",
-       "bad.jsonl:2: easy: must be a non-empty string"},
+       "bad.jsonl:2: easy: must be a non-empty string or a list of messages"},
       {"not json\n", "bad.jsonl:1: not JSON"},
       {"[1]\n", "bad.jsonl:1: must be a JSON object"},
       {"{\"id\": \"x\", \"lang\": \"en\", \"family\": 3, \"easy\": \"a\", \"hard\": \"b\"}\n",

@@ -34,25 +34,28 @@ TEST(RequestedLengthTest, ShortAnswersAddNothingAndLongOnesGrowSlowly) {
             requested_length_value("Write 2,000 words on bees."));
 }
 
-TEST(RequestedLengthTest, TheFeatureIsTheLastOne) {
+TEST(RequestedLengthTest, TheFeatureReadsTheSize) {
   PromptView prompt;
   prompt.last_user = "Write a 3,200-word story.";
   const PromptFeatures features = extract_features(prompt);
   const size_t index = feature_index("requested_length");
-  ASSERT_EQ(index, kFeatureCount - 1);
+  ASSERT_LT(index, kFeatureCount);
   EXPECT_NEAR(features.values[index], std::log1p(3.0), 1e-6);
 }
 
 TEST(RequestedLengthTest, FeaturesRecordedBeforeItReadAsZero) {
-  std::vector<float> older(kFeatureCount - 1, 1.0f);
+  const size_t index = feature_index("requested_length");
+  ASSERT_EQ(index, kFeatureCountBeforeRequestedLength);
+  std::vector<float> older(kFeatureCountBeforeRequestedLength, 1.0f);
   PromptFeatures features;
   ASSERT_TRUE(read_recorded_features(older, features));
-  EXPECT_EQ(features.values[kFeatureCount - 1], 0.0f);
+  EXPECT_EQ(features.values[index], 0.0f);
   EXPECT_EQ(features.values[0], 1.0f);
   std::vector<float> current(kFeatureCount, 2.0f);
   ASSERT_TRUE(read_recorded_features(current, features));
-  EXPECT_EQ(features.values[kFeatureCount - 1], 2.0f);
-  EXPECT_FALSE(read_recorded_features(std::vector<float>(kFeatureCount - 2), features));
+  EXPECT_EQ(features.values[index], 2.0f);
+  EXPECT_FALSE(
+      read_recorded_features(std::vector<float>(kFeatureCountBeforeRequestedLength - 1), features));
   EXPECT_FALSE(read_recorded_features(std::vector<float>(kFeatureCount + 1), features));
 }
 

@@ -162,6 +162,38 @@ TEST(RoutingGatewayTest, RouteEndpointExplainsWithoutGenerating) {
   EXPECT_EQ(post(gateway.port(), "/v1/tandem/route", json::array()).status, 400);
 }
 
+// The router reads the conversation a chat client sends, not only its last message: the same
+// follow-up scores higher after a hard request than after an easy one (thread_task.h).
+TEST(RoutingGatewayTest, AFollowUpIsScoredWithTheThreadBeforeIt) {
+  FaultUpstream fault;
+  GatewayUnderTest gateway(cloud_yaml(fault.base_url(), "fault-ok", "  pattern: ingress\n"));
+  auto score_after = [&](const std::string& opening, const std::string& answer) {
+    const json messages = json::array({{{"role", "system"}, {"content", "You are helpful."}},
+                                       {{"role", "user"}, {"content", opening}},
+                                       {{"role", "assistant"}, {"content", answer}},
+                                       {{"role", "user"}, {"content", "Why?"}}});
+    auto r = post(gateway.port(), "/v1/tandem/route?explain", {{"messages", messages}});
+    EXPECT_EQ(r.status, 200) << r.body;
+    const json complexity = r.json_body()["signals"]["complexity"];
+    for (const auto& f : complexity["features"]) {
+      if (f["feature"] == "thread_task") {
+        return std::pair{complexity["score"].get<double>(), f["value"].get<double>()};
+      }
+    }
+    ADD_FAILURE() << "no thread_task feature: " << complexity.dump();
+    return std::pair{0.0, 0.0};
+  };
+  const auto hard = score_after(
+      "Design a multi-region, strongly consistent database for a bank's ledger, with failover and "
+      "a proof that no committed transfer is ever lost.",
+      "Here is a design: …");
+  const auto easy = score_after("What is the capital of France?", "Paris.");
+  EXPECT_GT(hard.second, 0.0);
+  EXPECT_EQ(easy.second, 0.0);
+  EXPECT_GT(hard.first, easy.first);
+  EXPECT_EQ(fault.requests_for("fault-ok"), 0);
+}
+
 TEST(RoutingGatewayTest, IngressAboveTheThresholdAnswersFromTheCloudWithCosts) {
   FaultUpstream fault;
   GatewayUnderTest gateway(
