@@ -12,6 +12,9 @@
 //   en+card   `en` with a payment card number at the very end, so the scanner finds it after
 //             reading everything and the policy takes the privacy path,
 //   zh        Chinese prose (bench/data/routing_prose_zh.txt, written for this benchmark),
+//   en-thread, zh-thread   the same prose as a conversation of four user messages of a quarter
+//             of the size each: the features read the last message and the three before it
+//             (thread_task.h),
 //   ja ko ru ar hi vi th he bn el   Japanese, Korean, Russian, Arabic, Hindi, Vietnamese,
 //             Thai, Hebrew, Bengali and Greek prose (routing_prose_<code>.txt, written for this
 //             benchmark): the features' latency budget holds in any script, and these take
@@ -253,21 +256,38 @@ config::RoutingConfig configured_routing() {
 
 // A chat request with one user message, which is all the text there is (the gateway's
 // route_input() with no system prompt and no history).
-json body_for(const std::string& text) {
-  return {{"model", "tandem"},
-          {"messages", json::array({{{"role", "user"}, {"content", text}}})},
-          {"max_tokens", 256},
-          {"temperature", 0.7}};
+// A prompt as the messages of a chat request: one user message, or a conversation's (the
+// thread variants) in order.
+using Turns = std::vector<std::string>;
+
+json body_for(const Turns& turns) {
+  json messages = json::array();
+  for (const auto& turn : turns) {
+    messages.push_back({{"role", "user"}, {"content", turn}});
+  }
+  return {{"model", "tandem"}, {"messages", messages}, {"max_tokens", 256}, {"temperature", 0.7}};
 }
 
-RouteInput input_for(const std::string& text) {
+// What the gateway's planner gives the router; `joined` and `earlier` hold what it views.
+RouteInput input_for(const Turns& turns, std::string& joined,
+                     std::vector<std::string_view>& earlier) {
+  joined.clear();
+  for (const auto& turn : turns) {
+    joined += (joined.empty() ? "" : "\n") + turn;
+  }
+  earlier.assign(turns.begin(), turns.end() - 1);
   RouteInput input;
-  input.text = text;
-  input.prompt.last_user = text;
-  input.prompt.total_chars = text.size();
-  input.prompt.turns = 1;
+  input.text = joined;
+  input.prompt.last_user = turns.back();
+  input.prompt.earlier_user = earlier;
+  input.prompt.total_chars = joined.size();
+  input.prompt.turns = 2 * turns.size() - 1;  // with the assistant's replies between
   return input;
 }
+
+// The thread variants' user messages: the size split among them, so the router reads the
+// thread (thread_task.h) before the last message.
+constexpr size_t kThreadMessages = 4;
 
 volatile size_t g_sink = 0;  // keeps results alive
 
@@ -289,11 +309,13 @@ double clock_overhead_ns() {
 }
 
 json run_case(const Router& router, const PrivacyScanner& scanner, const std::string& config_name,
-              const std::string& variant, size_t chars, const std::string& text, int iterations,
+              const std::string& variant, size_t chars, const Turns& turns, int iterations,
               int warmup, double throughput_seconds) {
   const HealthSnapshot health;  // both tiers up
-  RouteInput input = input_for(text);
-  const json body = body_for(text);
+  std::string text;
+  std::vector<std::string_view> earlier;
+  RouteInput input = input_for(turns, text, earlier);
+  const json body = body_for(turns);
   input.document = &body;  // as the gateway routes: on the parsed body, every field of it
   auto decide = [&] { return router.decide(router.signals(input), health); };
   const ComplexityModel& model = router.model();
@@ -619,23 +641,25 @@ int main(int argc, char** argv) {
     for (size_t chars : sizes) {
       const int n = chars > 2000 ? long_iterations : iterations;
       const int w = chars > 2000 ? std::max(1, warmup / 10) : warmup;
-      std::vector<std::pair<std::string, std::string>> variants = {
-          {"en", prompt_of(en, chars)},
-          {"en-ascii", prompt_of(en_ascii, chars)},
-          {"en+card", with_card_at_end(en, chars)},
-          {"zh", prompt_of(zh, chars)},
+      std::vector<std::pair<std::string, Turns>> variants = {
+          {"en", {prompt_of(en, chars)}},
+          {"en-ascii", {prompt_of(en_ascii, chars)}},
+          {"en+card", {with_card_at_end(en, chars)}},
+          {"zh", {prompt_of(zh, chars)}},
+          {"en-thread", Turns(kThreadMessages, prompt_of(en, chars / kThreadMessages))},
+          {"zh-thread", Turns(kThreadMessages, prompt_of(zh, chars / kThreadMessages))},
       };
       for (const auto& [code, prose] : other_scripts) {
-        variants.emplace_back(code, prompt_of(prose, chars));
+        variants.emplace_back(code, Turns{prompt_of(prose, chars)});
       }
-      for (const auto& [variant, text] : variants) {
+      for (const auto& [variant, turns] : variants) {
         if (!only.empty() &&
             (named.name + "/" + variant + "/" + std::to_string(chars)).find(only) ==
                 std::string::npos) {
           continue;
         }
         out["results"].push_back(run_case(*router.value(), scanner.value(), named.name, variant,
-                                          chars, text, n, w, throughput_seconds));
+                                          chars, turns, n, w, throughput_seconds));
       }
     }
   }
