@@ -148,7 +148,8 @@ inline constexpr std::array<uint16_t, 0x780> kFoldTwoByte = [] {
 
 // A Hebrew or Arabic letter or mark of two bytes, or an Indic (Devanagari to Sinhala) or Latin
 // Extended Additional letter of three, at text[i] whose lead byte is D6 or above; else 0
-// (vocabulary_letter_at's less common half, kept out of the scan's ASCII and Cyrillic loop).
+// (vocabulary_letter_at's less common half, tested after the ASCII and Cyrillic cases; inlined
+// into the scan's loop, since a call per letter cost more than the code it kept out).
 [[gnu::always_inline]] inline uint32_t other_script_letter_at(std::string_view text, size_t i) {
   // 32-bit locals: byte-sized ones led GCC to spill a byte and reload a word, a stalled
   // store-to-load forward on every letter.
