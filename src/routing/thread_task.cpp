@@ -60,7 +60,10 @@ bool changes_subject(std::string_view last_user) {
     return true;
   }
   return std::ranges::any_of(kChineseTurns, [&](std::string_view phrase) {
-    return opening.find(phrase) != std::string_view::npos;
+    const size_t at = opening.find(phrase);
+    // "无关紧要" is "it does not matter", not a new subject.
+    return at != std::string_view::npos &&
+           !(phrase == "无关" && opening.substr(at + phrase.size()).starts_with("紧要"));
   });
 }
 
