@@ -105,7 +105,7 @@ TEST(ThreadTaskTest, AnyBytesGiveAFiniteValue) {
   for (int i = 0; i < 3000; ++i) {
     noise.push_back(static_cast<char>((i * 131 + 7) % 256));
   }
-  const std::vector<std::string_view> earlier = {noise, "", noise.substr(0, 47)};
+  const std::vector<std::string_view> earlier = {noise, "", std::string_view(noise).substr(0, 47)};
   for (const std::string_view last :
        {std::string_view(noise), std::string_view(""), std::string_view(noise).substr(0, 48)}) {
     const double value = thread_task_value(earlier, last, task());
