@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "../support/shell.h"
 #include "routing/prompt_features.h"
@@ -42,8 +43,13 @@ struct TerminalRun {
   std::string stdout_text;
 };
 
+// A file of this test process's own: ctest runs the tests of this file side by side.
+std::string own_temp_file(const std::string& name) {
+  return ::testing::TempDir() + "/" + std::to_string(::getpid()) + "-" + name;
+}
+
 TerminalRun on_terminal(const std::string& command, const std::string& term = "xterm") {
-  const std::string out_file = ::testing::TempDir() + "/progress-stdout.txt";
+  const std::string out_file = own_temp_file("progress-stdout.txt");
   const std::string inner = command + " > " + out_file;
   EXPECT_EQ(inner.find('\''), std::string::npos) << "quoted below";
   TerminalRun run;
@@ -121,7 +127,7 @@ TEST(CliProgress, QuantizeAndDriftOnATerminalDrawThenClear) {
 
 // A gateway's routing database with `n` edge answers of the cascade.
 std::string trace_database(size_t n) {
-  const std::string path = ::testing::TempDir() + "/progress-traces.db";
+  const std::string path = own_temp_file("progress-traces.db");
   std::filesystem::remove(path);
   auto database = tandem::store::Database::open(path);
   EXPECT_TRUE(database) << database.error().message;
@@ -144,7 +150,7 @@ std::string trace_database(size_t n) {
 
 TEST(CliProgress, ReplayCountsTheRequestsItDecidesAgain) {
   const std::string db = trace_database(3);
-  const std::string config = ::testing::TempDir() + "/progress-replay.yaml";
+  const std::string config = own_temp_file("progress-replay.yaml");
   std::ofstream(config) << "routing:\n  pattern: cascade\n";
   const std::string replay = kTandem + " replay --traces " + db + " --config " + config;
   const TerminalRun all = on_terminal(replay);
