@@ -108,11 +108,12 @@ std::vector<Scored> score_policies(const EvalOptions& options, const SampleSet& 
     }
   }
   if (wanted(options, "length")) {
-    // The peer every prompt-only router must beat: longer prompts to the cloud first.
+    // The peer every prompt-only router must beat: longer prompts to the cloud first. The user
+    // message's length, not the classifier's log_chars, which also counts the head of a system
+    // prompt that states a task.
     Scored s{"length", "none: the prompt's length", CostModel::kOneTier, {}, {}};
-    const size_t log_chars = routing::feature_index("log_chars");
     for (const auto& sample : samples) {
-      s.need.push_back(sample.signals.features.values[log_chars]);
+      s.need.push_back(sample.prompt_chars);
     }
     out.push_back(std::move(s));
   }

@@ -62,6 +62,7 @@ Result<SampleSet> make_samples(const std::vector<eval::TraceRow>& rows,
                          (options.mid.empty() || sample.confidence[kMidTier]);
     sample.id = row.id;
     sample.task = row.task;
+    sample.prompt_chars = static_cast<double>(row.prompt.size());
     sample.hash = eval::row_hash(row.id, options.seed);
     routing::RouteInput input;
     input.prompt = eval::prompt_view(row);

@@ -37,6 +37,7 @@ struct Sample {
   uint64_t hash = 0;  // eval::row_hash(id, seed): splits and folds
   routing::QueryKind kind = routing::QueryKind::kOpen;
   double complexity = 0.5;
+  double prompt_chars = 0;        // the user message's bytes: the length baseline's score
   routing::RouteSignals signals;  // for the configured policy (privacy, review rules...)
   std::array<double, 3> score{};
   std::array<double, 3> cost{};
