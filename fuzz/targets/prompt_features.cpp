@@ -188,6 +188,21 @@ void check_thread_task(std::string_view text, const PromptFeatures& single) {
              static_cast<float>(value));
 }
 
+// The input as an app's request: its first half the system prompt, its second the user
+// message. The features stay finite and deterministic (the joined text lives in a buffer the
+// thread keeps), and the system prompt's length is its own.
+void check_system_head(std::string_view text) {
+  routing::PromptView view;
+  view.system = text.substr(0, text.size() / 2);
+  view.last_user = text.substr(text.size() / 2);
+  view.total_chars = text.size();
+  const PromptFeatures features = routing::extract_features(view);
+  check_values(features);
+  FUZZ_CHECK(routing::extract_features(view).values == features.values);
+  FUZZ_CHECK(features.values[routing::feature_index("log_system_chars")] ==
+             static_cast<float>(std::log1p(view.system.size())));
+}
+
 }  // namespace
 
 void fuzz_prompt_features(const uint8_t* data, size_t size) {
@@ -204,6 +219,7 @@ void fuzz_prompt_features(const uint8_t* data, size_t size) {
   FUZZ_CHECK(routing::extract_features(view).values == features.values);
   check_requested_length(text, features);
   check_thread_task(text, features);
+  check_system_head(text);
 
   check_request_spans(text);
   NgramVector ngrams;

@@ -48,10 +48,20 @@ bool read_recorded_features(std::span<const float> values, PromptFeatures& out);
 
 class TaskModel;
 
-// Linear in the length of the text; the system prompt only contributes its length, and earlier
-// user turns only their request windows (thread_task.h). The task_ngrams and thread_task
-// features are `task`'s logits (the shipped task model unless a caller measures another one,
-// as `tandem router pairs --task-model` does).
+// An app often states its task in the system prompt and sends only the material as the user
+// message: "Extract every date and amount from the user's text as JSON" over a bond indenture,
+// "You are a buy-side analyst: build an investment thesis with bull, base and bear scenarios"
+// over five lines of bank figures. Read alone, the user message inverts the two. So the text
+// features read the system prompt's first kSystemHeadBytes, a line break, then the user
+// message, as one prompt: the instruction stands first, where the cue scan and the task model
+// look for the request (request_spans.h), and the user message after it is its material. The
+// head bounds the cost of an agent's long system prompt, which states its role first.
+inline constexpr size_t kSystemHeadBytes = 1024;
+
+// Linear in the length of the text; the system prompt contributes its length and its head (see
+// above), earlier user turns only their request windows (thread_task.h). The task_ngrams and
+// thread_task features are `task`'s logits (the shipped task model unless a caller measures another
+// one, as `tandem router pairs --task-model` does).
 PromptFeatures extract_features(const PromptView& prompt);
 PromptFeatures extract_features(const PromptView& prompt, const TaskModel& task);
 

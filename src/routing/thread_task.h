@@ -19,8 +19,8 @@
 //     at all from kSelfContainedLimit;
 //   - not at all when it opens by changing the subject ("unrelated:", "by the way", "btw",
 //     "another question", "顺便问一下", "换个话题", "另外问一下", …).
-// The system prompt is not read: it describes the assistant's role, not the user's request, and
-// agent clients send the same long one with every message.
+// The system prompt is not read here: what an app asks of every message is read with the
+// message itself (prompt_features.h, kSystemHeadBytes).
 //
 // Thread-safety: pure functions.
 

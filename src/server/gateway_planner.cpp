@@ -45,6 +45,9 @@ PromptText prompt_text(const CompletionRequest& request) {
     }
     text.all += m.content;
     if (m.role == "system" || m.role == "developer") {
+      if (!text.system.empty()) {
+        text.system += '\n';  // two messages' sentences do not run together
+      }
       text.system += m.content;
     } else {
       ++text.turns;

@@ -194,6 +194,48 @@ TEST(RoutingGatewayTest, AFollowUpIsScoredWithTheThreadBeforeIt) {
   EXPECT_EQ(fault.requests_for("fault-ok"), 0);
 }
 
+// An app's task stated in its system prompt is read (prompt_features.h): the same user message
+// scores higher under an analyst's task than alone, and lower under a translator's; a persona
+// that states no task changes nothing the classifier reads of the request.
+TEST(RoutingGatewayTest, AnAppsSystemPromptStatesItsTask) {
+  FaultUpstream fault;
+  GatewayUnderTest gateway(cloud_yaml(fault.base_url(), "fault-ok", "  pattern: ingress\n"));
+  auto score_under = [&](const json& systems) {
+    json messages = json::array();
+    for (const auto& s : systems) {
+      messages.push_back({{"role", "system"}, {"content", s}});
+    }
+    messages.push_back({{"role", "user"},
+                        {"content",
+                         "Regional bank, $18B assets. NIM 2.7%. 38% of deposits "
+                         "uninsured. Trades at 0.8x tangible book."}});
+    auto r = post(gateway.port(), "/v1/tandem/route?explain", {{"messages", messages}});
+    EXPECT_EQ(r.status, 200) << r.body;
+    return r.json_body()["signals"]["complexity"];
+  };
+  auto feature = [](const json& complexity, std::string_view name) {
+    for (const auto& f : complexity["features"]) {
+      if (f["feature"] == name) {
+        return f["value"].get<double>();
+      }
+    }
+    return 0.0;
+  };
+  const json alone = score_under(json::array());
+  const json analyst = score_under(
+      {"You are a buy-side analyst. From the facts the user gives, build an investment thesis: "
+       "estimate intrinsic value with explicit assumptions, model bull, base and bear scenarios, "
+       "and conclude with a recommendation and the risks that would invalidate it."});
+  const json translator =
+      score_under({"Translate the user's text into German. Output only the translation."});
+  const json persona = score_under({"You are a helpful assistant."});
+  EXPECT_GT(analyst["score"].get<double>(), alone["score"].get<double>());
+  EXPECT_LT(translator["score"].get<double>(), alone["score"].get<double>());
+  EXPECT_EQ(feature(persona, "task_ngrams"), feature(alone, "task_ngrams"));
+  EXPECT_EQ(feature(persona, "log_chars"), feature(alone, "log_chars"));
+  EXPECT_EQ(fault.requests_for("fault-ok"), 0);
+}
+
 TEST(RoutingGatewayTest, IngressAboveTheThresholdAnswersFromTheCloudWithCosts) {
   FaultUpstream fault;
   GatewayUnderTest gateway(
