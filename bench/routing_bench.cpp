@@ -15,6 +15,8 @@
 //   en-thread, zh-thread   the same prose as a conversation of four user messages of a quarter
 //             of the size each: the features read the last message and the three before it
 //             (thread_task.h),
+//   en-app, zh-app   the same prose after a system prompt that states a task and goes on with
+//             prose: the features read its first KiB with the user message (prompt_features.h),
 //   ja ko ru ar hi vi th he bn el   Japanese, Korean, Russian, Arabic, Hindi, Vietnamese,
 //             Thai, Hebrew, Bengali and Greek prose (routing_prose_<code>.txt, written for this
 //             benchmark): the features' latency budget holds in any script, and these take
@@ -254,15 +256,19 @@ config::RoutingConfig configured_routing() {
   return c;
 }
 
-// A chat request with one user message, which is all the text there is (the gateway's
-// route_input() with no system prompt and no history).
 // A prompt as the messages of a chat request: one user message, or a conversation's (the
-// thread variants) in order.
-using Turns = std::vector<std::string>;
+// thread variants) in order, after a system prompt (the app variants) or none.
+struct Turns {
+  std::vector<std::string> user;
+  std::string system;
+};
 
 json body_for(const Turns& turns) {
   json messages = json::array();
-  for (const auto& turn : turns) {
+  if (!turns.system.empty()) {
+    messages.push_back({{"role", "system"}, {"content", turns.system}});
+  }
+  for (const auto& turn : turns.user) {
     messages.push_back({{"role", "user"}, {"content", turn}});
   }
   return {{"model", "tandem"}, {"messages", messages}, {"max_tokens", 256}, {"temperature", 0.7}};
@@ -271,18 +277,27 @@ json body_for(const Turns& turns) {
 // What the gateway's planner gives the router; `joined` and `earlier` hold what it views.
 RouteInput input_for(const Turns& turns, std::string& joined,
                      std::vector<std::string_view>& earlier) {
-  joined.clear();
-  for (const auto& turn : turns) {
+  joined = turns.system;
+  for (const auto& turn : turns.user) {
     joined += (joined.empty() ? "" : "\n") + turn;
   }
-  earlier.assign(turns.begin(), turns.end() - 1);
+  earlier.assign(turns.user.begin(), turns.user.end() - 1);
   RouteInput input;
   input.text = joined;
-  input.prompt.last_user = turns.back();
+  input.prompt.system = turns.system;
+  input.prompt.last_user = turns.user.back();
   input.prompt.earlier_user = earlier;
   input.prompt.total_chars = joined.size();
-  input.prompt.turns = 2 * turns.size() - 1;  // with the assistant's replies between
+  input.prompt.turns = 2 * turns.user.size() - 1;  // with the assistant's replies between
   return input;
+}
+
+// The app variants' system prompt: a task, then 1,365 characters of the same prose (1.4 KB of
+// English, 4 KB of Chinese; an agent's is often longer), so the router reads its first KiB
+// (prompt_features.h) before the user message.
+std::string app_system(const std::string& prose) {
+  return "Extract every date and every amount from the user's text into JSON.\n" +
+         prompt_of(prose, 4096 / 3);
 }
 
 // The thread variants' user messages: the size split among them, so the router reads the
@@ -642,15 +657,17 @@ int main(int argc, char** argv) {
       const int n = chars > 2000 ? long_iterations : iterations;
       const int w = chars > 2000 ? std::max(1, warmup / 10) : warmup;
       std::vector<std::pair<std::string, Turns>> variants = {
-          {"en", {prompt_of(en, chars)}},
-          {"en-ascii", {prompt_of(en_ascii, chars)}},
-          {"en+card", {with_card_at_end(en, chars)}},
-          {"zh", {prompt_of(zh, chars)}},
-          {"en-thread", Turns(kThreadMessages, prompt_of(en, chars / kThreadMessages))},
-          {"zh-thread", Turns(kThreadMessages, prompt_of(zh, chars / kThreadMessages))},
+          {"en", {{prompt_of(en, chars)}, ""}},
+          {"en-ascii", {{prompt_of(en_ascii, chars)}, ""}},
+          {"en+card", {{with_card_at_end(en, chars)}, ""}},
+          {"zh", {{prompt_of(zh, chars)}, ""}},
+          {"en-thread", {std::vector(kThreadMessages, prompt_of(en, chars / kThreadMessages)), ""}},
+          {"zh-thread", {std::vector(kThreadMessages, prompt_of(zh, chars / kThreadMessages)), ""}},
+          {"en-app", {{prompt_of(en, chars)}, app_system(en)}},
+          {"zh-app", {{prompt_of(zh, chars)}, app_system(zh)}},
       };
       for (const auto& [code, prose] : other_scripts) {
-        variants.emplace_back(code, Turns{prompt_of(prose, chars)});
+        variants.emplace_back(code, Turns{{prompt_of(prose, chars)}, ""});
       }
       for (const auto& [variant, turns] : variants) {
         if (!only.empty() &&
