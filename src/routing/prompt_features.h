@@ -13,9 +13,10 @@
 
 namespace tandem::routing {
 
-// What the features are computed from: views into the request (no copies on the hot path).
+// What the features are computed from: views into the request (the one copy is an app's task
+// joined to its message, in a buffer the thread keeps).
 struct PromptView {
-  std::string_view system;     // system message(s) text, may be empty
+  std::string_view system;     // system/developer text, a line per message; may be empty
   std::string_view last_user;  // the last user message (or the completions prompt)
   size_t turns = 1;            // user+assistant messages in the conversation
   size_t total_chars = 0;      // all message text
@@ -51,10 +52,13 @@ class TaskModel;
 // An app often states its task in the system prompt and sends only the material as the user
 // message: "Extract every date and amount from the user's text as JSON" over a bond indenture,
 // "You are a buy-side analyst: build an investment thesis with bull, base and bear scenarios"
-// over five lines of bank figures. Read alone, the user message inverts the two. So the text
-// features read the system prompt's first kSystemHeadBytes, a line break, then the user
-// message, as one prompt: the instruction stands first, where the cue scan and the task model
-// look for the request (request_spans.h), and the user message after it is its material. The
+// over five lines of bank figures. Read alone, the user message inverts the two. So when the
+// system prompt states a task, the text features read its first kSystemHeadBytes, a line break,
+// then the user message, as one prompt: the instruction stands first, where the cue scan and
+// the task model look for the request (request_spans.h), and the user message after it is its
+// material. It states a task when its head has a task cue where its request is, or the task
+// model reads the head far from its bias; a persona ("You are a helpful assistant.") or house
+// rules state none, and the user message is then read alone, as it would be without them. The
 // head bounds the cost of an agent's long system prompt, which states its role first.
 inline constexpr size_t kSystemHeadBytes = 1024;
 
