@@ -98,10 +98,12 @@ int route(const RouteFlags& flags) {
   }
   // The body a client would send with these messages: privacy reads it field by field.
   nlohmann::json messages = nlohmann::json::array();
-  std::string all = flags.system;
+  std::string all;           // the conversation's text as the gateway joins it: each message once
+  size_t content_chars = 0;  // and without the line breaks, as the gateway counts it
   auto add = [&](const char* role, const std::string& content) {
     messages.push_back({{"role", role}, {"content", content}});
     all += (all.empty() ? "" : "\n") + content;
+    content_chars += content.size();
   };
   if (!flags.system.empty()) {
     add("system", flags.system);
@@ -120,7 +122,7 @@ int route(const RouteFlags& flags) {
   input.prompt.last_user = flags.prompt;
   input.prompt.turns = std::max(flags.turns, flags.earlier.size() + 1);
   input.prompt.earlier_user = earlier;
-  input.prompt.total_chars = all.size();
+  input.prompt.total_chars = content_chars;
   input.hints = std::get<routing::RequestHints>(hints);
   const routing::RouteSignals signals = router.value()->signals(input);
   routing::HealthSnapshot health;

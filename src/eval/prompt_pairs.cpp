@@ -77,8 +77,11 @@ Status read_side(const nlohmann::json& row, const char* key, const std::string& 
     }
     const auto& role = messages[k]["role"].get_ref<const std::string&>();
     const auto& content = messages[k]["content"].get_ref<const std::string&>();
-    thread.total_chars += (k == 0 ? 0 : 1) + content.size();  // joined as the gateway joins
+    thread.total_chars += content.size();  // the messages' text, as the gateway counts it
     if (role == "system" || role == "developer") {
+      if (!thread.system.empty()) {
+        thread.system += '\n';  // joined as the gateway joins them
+      }
       thread.system += content;
       continue;
     }

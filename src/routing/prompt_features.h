@@ -19,7 +19,7 @@ struct PromptView {
   std::string_view system;     // system/developer text, a line per message; may be empty
   std::string_view last_user;  // the last user message (or the completions prompt)
   size_t turns = 1;            // user+assistant messages in the conversation
-  size_t total_chars = 0;      // all message text
+  size_t total_chars = 0;      // all messages' text (line breaks joining them not counted)
   // The user messages before the last, oldest first (thread_task.h); views owned by the caller.
   std::span<const std::string_view> earlier_user;
 };

@@ -25,6 +25,7 @@ struct PromptText {
   std::string last_user;
   std::vector<std::string_view> earlier_user;  // the user messages before the last, in order
   size_t turns = 0;
+  size_t content_chars = 0;  // the messages' text without the line breaks `all` joins them with
 };
 
 PromptText prompt_text(const CompletionRequest& request) {
@@ -36,6 +37,7 @@ PromptText prompt_text(const CompletionRequest& request) {
     text.all = request.prompt;
     text.last_user = request.prompt;
     text.turns = 1;
+    text.content_chars = request.prompt.size();
     return text;
   }
   const std::string* last_user = nullptr;
@@ -44,6 +46,7 @@ PromptText prompt_text(const CompletionRequest& request) {
       text.all += '\n';
     }
     text.all += m.content;
+    text.content_chars += m.content.size();
     if (m.role == "system" || m.role == "developer") {
       if (!text.system.empty()) {
         text.system += '\n';  // two messages' sentences do not run together
@@ -96,7 +99,7 @@ routing::RouteInput route_input(const CompletionRequest& request, const RequestC
   input.document = text.body;
   input.prompt.system = text.system;
   input.prompt.last_user = text.last_user;
-  input.prompt.total_chars = text.all.size();
+  input.prompt.total_chars = text.content_chars;
   input.prompt.turns = std::max<size_t>(text.turns, 1);
   input.prompt.earlier_user = text.earlier_user;
   input.hints = context.hints;

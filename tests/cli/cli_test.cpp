@@ -198,6 +198,25 @@ TEST(CliRouteTest, ExplainsADecisionWithoutAModel) {
             "cloud.offline");
 }
 
+// A system prompt is the conversation's once, as the gateway reads it: nothing of it counts as
+// earlier history (log_history_chars), which only earlier turns make.
+TEST(CliRouteTest, ASystemPromptIsNotHistory) {
+  const auto history_chars = [](const std::string& args) {
+    auto out = run_tandem("route --json --explain " + args);
+    EXPECT_EQ(out.exit_code, 0) << out.stdout_text;
+    const auto doc = nlohmann::json::parse(out.stdout_text);
+    for (const auto& f : doc["signals"]["complexity"]["features"]) {
+      if (f["feature"] == "log_history_chars") {
+        return f["value"].get<double>();
+      }
+    }
+    return -1.0;
+  };
+  EXPECT_EQ(history_chars("--system 'You are the assistant of Acme. Be brief.' 'Hello there'"),
+            0.0);
+  EXPECT_GT(history_chars("--earlier 'What is a bond?' 'And a note?'"), 0.0);
+}
+
 TEST(CliRouteTest, BadFlagsSayWhatIsWrong) {
   auto bad = run_tandem("route hi --pattern magic", true);
   EXPECT_EQ(bad.exit_code, 2);

@@ -44,9 +44,8 @@ TEST(PromptPairs, AConversationSideIsReadAsTheGatewayReadsIt) {
   EXPECT_EQ(pair.hard_thread.system, "Be brief.");
   EXPECT_EQ(pair.hard_thread.earlier_user, std::vector<std::string>{"Prove it."});
   EXPECT_EQ(pair.hard_thread.turns, 3u);
-  // Joined by line breaks, as the gateway joins the messages it routes.
-  EXPECT_EQ(pair.hard_thread.total_chars,
-            std::string("Be brief.\nProve it.\nProof: ...\nWhy?").size());
+  // The messages' text without the line breaks that join them, as the gateway counts it.
+  EXPECT_EQ(pair.hard_thread.total_chars, std::string("Be brief.Prove it.Proof: ...Why?").size());
   std::vector<std::string_view> earlier;
   const routing::PromptView view = pair_side_view(pair.hard, pair.hard_thread, earlier);
   EXPECT_EQ(view.last_user, "Why?");

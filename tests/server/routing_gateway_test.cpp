@@ -233,6 +233,8 @@ TEST(RoutingGatewayTest, AnAppsSystemPromptStatesItsTask) {
   EXPECT_LT(translator["score"].get<double>(), alone["score"].get<double>());
   EXPECT_EQ(feature(persona, "task_ngrams"), feature(alone, "task_ngrams"));
   EXPECT_EQ(feature(persona, "log_chars"), feature(alone, "log_chars"));
+  // A system prompt is not earlier conversation: only earlier turns are history.
+  EXPECT_EQ(feature(persona, "log_history_chars"), 0.0);
   EXPECT_EQ(fault.requests_for("fault-ok"), 0);
 }
 
