@@ -4,7 +4,8 @@
 // that weigh the request above its material) read every request's text. The contracts of
 // prompt_features.h, task_ngrams.h and request_spans.h are checked on every input, and the
 // ideograph, letter and Thai fast paths against the general UTF-8 decoder at every offset; the
-// answer size a request names (requested_length.h) on every input.
+// answer size a request names (requested_length.h) and the part of a system prompt read as the
+// app's task (system_task.h) on every input.
 
 #include "routing/prompt_features.h"
 
@@ -21,6 +22,7 @@
 #include "routing/prompt_cues_th.h"
 #include "routing/request_spans.h"
 #include "routing/requested_length.h"
+#include "routing/system_task.h"
 #include "routing/task_model.h"
 #include "routing/task_ngrams.h"
 #include "routing/thread_task.h"
@@ -201,6 +203,13 @@ void check_system_head(std::string_view text) {
   FUZZ_CHECK(routing::extract_features(view).values == features.values);
   FUZZ_CHECK(features.values[routing::feature_index("log_system_chars")] ==
              static_cast<float>(std::log1p(view.system.size())));
+  // What is read of the system prompt lies within it, and what follows a persona ends the text.
+  const std::string_view task = routing::system_task(view.system, routing::TaskModel::builtin());
+  FUZZ_CHECK(task.empty() ||
+             (task.data() >= view.system.data() &&
+              task.data() + task.size() <= view.system.data() + view.system.size()));
+  const std::string_view rest = routing::after_persona(text);
+  FUZZ_CHECK(rest.empty() || rest.data() + rest.size() == text.data() + text.size());
 }
 
 }  // namespace

@@ -2,14 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdint>
-#include <functional>
 #include <string>
 
-#include "common/utf8.h"
 #include "routing/prompt_feature_ids.h"
 #include "routing/prompt_scanner.h"
 #include "routing/requested_length.h"
+#include "routing/system_task.h"
 #include "routing/task_model.h"
 #include "routing/thread_task.h"
 
@@ -29,83 +27,21 @@ constexpr std::array<std::string_view, kFeatureCount> kNames = {
     "long_word_ratio",   "task_ngrams",    "requested_length",  "thread_task",
 };
 
-// The system prompt's head, cut at a character boundary: where an app states its task.
-std::string_view system_head(std::string_view system) {
-  if (system.size() <= kSystemHeadBytes) {
-    return system;
-  }
-  return system.substr(0, back_to_boundary(system, kSystemHeadBytes));
-}
-
-// A system prompt states a task with a task cue where its request is (its first line or
-// sentence, its last line): not a constraint ("be concise") or a factoid word...
-constexpr uint8_t kSystemTaskCues[] = {kEasyTaskCues, kYesNoCues, kHardTaskCues, kReasoningCues,
-                                       kCreativeCues};
-// ... or with words the task model reads this many logits from a text that says nothing (its
-// bias): "You are a buy-side analyst. … build an investment thesis" has no cue in its first
-// sentence, and reads 3.2 logits harder.
-constexpr double kSystemTaskMargin = 2.0;
-
-// A persona alone ("You are a helpful assistant.") or house rules ("Be friendly; never invent
-// order details") state none, and reading them first would make the user's own request
-// material.
-bool states_task(std::string_view head, const TaskModel& task_model) {
-  PromptFeatures features;
-  scan_prompt_text(head, features);
-  if (std::ranges::any_of(kSystemTaskCues, [&](uint8_t cue) { return features.values[cue] > 0; })) {
-    return true;
-  }
-  return std::abs(task_model.logit(head) - task_model.bias()) >= kSystemTaskMargin;
-}
-
-// An app sends the same system prompt with every request, so the test's answers for the last
-// few heads read on this thread are kept, keyed by the head's hash and the task model read
-// with; a repeated head costs a hash instead of a scan and the task model's reading.
-class StatesTaskMemo {
- public:
-  bool answer(std::string_view head, const TaskModel& task_model) {
-    const size_t key = std::hash<std::string_view>{}(head) ^
-                       (reinterpret_cast<uintptr_t>(&task_model) * 0x9e3779b97f4a7c15ULL);
-    for (size_t i = 0; i < count_; ++i) {
-      if (keys_[i] == key) {
-        return answers_[i];
-      }
-    }
-    const bool stated = states_task(head, task_model);
-    keys_[next_] = key;
-    answers_[next_] = stated;
-    next_ = (next_ + 1) % kSize;
-    count_ = std::min(count_ + 1, kSize);
-    return stated;
-  }
-
- private:
-  static constexpr size_t kSize = 4;
-  std::array<size_t, kSize> keys_{};
-  std::array<bool, kSize> answers_{};
-  size_t next_ = 0;
-  size_t count_ = 0;
-};
-
 // A buffer kept from one request to the next on the thread, so that joining allocates only
 // when a prompt is longer than any before it; one far longer than usual is not kept.
 constexpr size_t kKeptJoinBytes = 64 * 1024;
 
-// What the request is read in: the system prompt's head, a line break, the user message, when
-// the head states a task; else the user message alone.
+// What the request is read in: the part of the system prompt that states the app's task
+// (system_task.h), a line break, the user message; else the user message alone.
 std::string_view joined_text(const PromptView& prompt, const TaskModel& task_model,
                              std::string& storage) {
-  if (prompt.system.empty()) {
-    return prompt.last_user;
-  }
-  const std::string_view head = system_head(prompt.system);
-  thread_local StatesTaskMemo memo;
-  if (!memo.answer(head, task_model)) {
+  const std::string_view task = system_task(prompt.system, task_model);
+  if (task.empty()) {
     return prompt.last_user;
   }
   storage.clear();
-  storage.reserve(head.size() + 1 + prompt.last_user.size());
-  storage.append(head);
+  storage.reserve(task.size() + 1 + prompt.last_user.size());
+  storage.append(task);
   storage.push_back('\n');
   storage.append(prompt.last_user);
   return storage;

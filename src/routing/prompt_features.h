@@ -53,13 +53,15 @@ class TaskModel;
 // message: "Extract every date and amount from the user's text as JSON" over a bond indenture,
 // "You are a buy-side analyst: build an investment thesis with bull, base and bear scenarios"
 // over five lines of bank figures. Read alone, the user message inverts the two. So when the
-// system prompt states a task, the text features read its first kSystemHeadBytes, a line break,
-// then the user message, as one prompt: the instruction stands first, where the cue scan and
-// the task model look for the request (request_spans.h), and the user message after it is its
-// material. It states a task when its head has a task cue where its request is, or the task
-// model reads the head far from its bias; a persona ("You are a helpful assistant.") or house
-// rules state none, and the user message is then read alone, as it would be without them. The
-// head bounds the cost of an agent's long system prompt, which states its role first.
+// system prompt states a task, the text features read the part of its first kSystemHeadBytes
+// that states it, a line break, then the user message, as one prompt: the instruction stands
+// first, where the cue scan and the task model look for the request (request_spans.h), and the
+// user message after it is its material. Which part states a task is system_task.h's: the
+// whole head, or what follows the persona it opens with ("You are Harbor Line's assistant.\n
+// Summarize the message in one sentence.\nBe polite."); a persona alone ("You are a helpful
+// assistant.") or house rules state none, and the user message is then read alone, as it would
+// be without them. The head bounds the cost of an agent's long system prompt, which states its
+// role first.
 inline constexpr size_t kSystemHeadBytes = 1024;
 
 // Linear in the length of the text; the system prompt contributes its length and its head (see

@@ -82,7 +82,9 @@ TEST(PromptPairs, AMalformedConversationIsRefusedNamingTheMessage) {
 //     (the whole conversation's) orders 19 and 20, 19 and 18.
 //   - Apps that state their task in the system prompt and send the material as the user message
 //     (routing/prompt_features.h). Measured: the first set 28 and 30 of 30, the second 26 and 28;
-//     read without the system prompt, 14 and 14, 16 and 15.
+//     read without the system prompt, 14 and 14, 16 and 15. The third, apps whose system prompt
+//     opens with a persona and states the task after it (routing/system_task.h), 30 and 30
+//     with the task after the persona read and without.
 class ConversationSets : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(ConversationSets, TheShippedRouterOrdersEachLanguage) {
@@ -101,13 +103,14 @@ INSTANTIATE_TEST_SUITE_P(Files, ConversationSets,
                          ::testing::Values("bench/data/router_fresh_pairs_thread.jsonl",
                                            "bench/data/router_fresh_pairs_thread_2.jsonl",
                                            "bench/data/router_fresh_pairs_system.jsonl",
-                                           "bench/data/router_fresh_pairs_system_2.jsonl"));
+                                           "bench/data/router_fresh_pairs_system_2.jsonl",
+                                           "bench/data/router_fresh_pairs_persona.jsonl"));
 
-class ThreadSets : public ::testing::TestWithParam<const char*> {};
+class ConversationDefaults : public ::testing::TestWithParam<const char*> {};
 
 // With the default configuration no easy conversation goes straight to the cloud, and no hard
 // one is answered by the edge unchecked.
-TEST_P(ThreadSets, TheDefaultConfigurationSendsEachSideWhereItBelongs) {
+TEST_P(ConversationDefaults, TheDefaultConfigurationSendsEachSideWhereItBelongs) {
   auto router = routing::Router::create(config::RoutingConfig{});
   ASSERT_TRUE(router) << router.error().message;
   const auto pairs = load_prompt_pairs({std::string(TANDEM_SOURCE_DIR "/") + GetParam()});
@@ -128,9 +131,10 @@ TEST_P(ThreadSets, TheDefaultConfigurationSendsEachSideWhereItBelongs) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Files, ThreadSets,
+INSTANTIATE_TEST_SUITE_P(Files, ConversationDefaults,
                          ::testing::Values("bench/data/router_fresh_pairs_thread.jsonl",
-                                           "bench/data/router_fresh_pairs_thread_2.jsonl"));
+                                           "bench/data/router_fresh_pairs_thread_2.jsonl",
+                                           "bench/data/router_fresh_pairs_persona.jsonl"));
 
 }  // namespace
 }  // namespace tandem::eval

@@ -3,13 +3,18 @@
 // hostile input.
 
 #include <cmath>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
 #include "../support/json_lines.h"
 #include "routing/complexity_model.h"
 #include "routing/prompt_features.h"
+#include "routing/system_task.h"
+#include "routing/task_model.h"
 
 namespace tandem::routing {
 namespace {
@@ -52,7 +57,7 @@ TEST(SystemPromptTest, TheCasesFile) {
       }
     }
   }
-  EXPECT_GE(cases.size(), 11u);
+  EXPECT_GE(cases.size(), 17u);
 }
 
 // An agent's long system prompt is read in its head only: what follows costs nothing and
@@ -83,6 +88,73 @@ TEST(SystemPromptTest, AnyBytesGiveFiniteFeatures) {
       EXPECT_TRUE(std::isfinite(v));
     }
   }
+}
+
+// Whether a head states a task is kept per thread for the heads seen last, and the kept answer
+// belongs to the task model that gave it: two models that read the same head differently each
+// get their own, also when one is loaded where the other was (same address, new weights).
+TEST(SystemPromptTest, AKeptAnswerBelongsToItsTaskModel) {
+  const std::string head = "Respond to the message below.";  // no task cue: the model decides
+  const std::string user = "The shipment left the warehouse on Monday.";
+  const auto model_with = [](float weight) {
+    return TaskModel::from_weights(std::vector<float>(kNgramBuckets, weight), 0.0, 1,
+                                   nlohmann::json::object());
+  };
+  const auto chars_read = [&](std::string_view system, const TaskModel& model) {
+    PromptView view;
+    view.system = system;
+    view.last_user = user;
+    return extract_features(view, model).values[feature_index("log_chars")];
+  };
+  std::optional<TaskModel> model;
+  for (int round = 0; round < 3; ++round) {
+    model.emplace(model_with(0.0f));  // every head reads as its bias: no task stated
+    EXPECT_EQ(chars_read(head, *model), chars_read("", *model)) << round;
+    model.emplace(model_with(3.0f));  // every n-gram leans hard: the head states a task
+    EXPECT_GT(chars_read(head, *model), chars_read("", *model)) << round;
+  }
+}
+
+// A persona's clause ends at its sentence's end, a colon, a line break or a Chinese comma; what
+// follows it is where an app states its task.
+TEST(SystemPromptTest, WhatFollowsAPersona) {
+  const std::pair<std::string_view, std::string_view> cases[] = {
+      {"You are Acme's assistant.\nSummarize the text.", "Summarize the text."},
+      {"  you are a translator: translate into French.", "translate into French."},
+      {"You\u2019re Ava. Be kind.", "Be kind."},
+      {"Act as a chemist! List the hazards.", "List the hazards."},
+      {"I want you to act as an editor. Fix the grammar.", "Fix the grammar."},
+      {"You are GPT-4.1, an assistant.\nAnswer briefly.", "Answer briefly."},
+      {"你是顺丰速运的客服助手。请把消息翻译成英文。", "请把消息翻译成英文。"},
+      {"你是一名翻译，把用户的话翻译成英文", "把用户的话翻译成英文"},
+      {"您是律师：分析案情", "分析案情"},
+      {"You are a helpful assistant.", ""},
+      {"Summarize the text. You are terse.", ""},
+      {"Your answers are short.", ""},
+      {"", ""},
+  };
+  for (const auto& [text, rest] : cases) {
+    EXPECT_EQ(after_persona(text), rest) << text;
+  }
+}
+
+// The part read is the task after the persona, not the persona: the features equal those of
+// the task stated alone before the same message.
+TEST(SystemPromptTest, TheTaskAfterAPersonaIsReadWithoutIt) {
+  const std::string user = "The shipment left the warehouse on Monday and arrives on Friday.";
+  const PromptFeatures after = features_of(
+      "You are Harbor Line's assistant.\nSummarize the "
+      "message in one sentence.\nBe polite.",
+      user);
+  const PromptFeatures alone =
+      features_of("Summarize the message in one sentence.\nBe polite.", user);
+  const size_t system_chars = feature_index("log_system_chars");
+  for (size_t i = 0; i < kFeatureCount; ++i) {
+    if (i != system_chars) {
+      EXPECT_EQ(after.values[i], alone.values[i]) << feature_names()[i];
+    }
+  }
+  EXPECT_EQ(system_task("You are a helpful assistant.", TaskModel::builtin()), "");
 }
 
 }  // namespace
