@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/ascii.h"
 #include "common/utf8.h"
 #include "routing/prompt_feature_ids.h"
 #include "routing/prompt_features.h"
@@ -67,26 +68,25 @@ class SystemTaskMemo {
     for (size_t i = 0; i < count_; ++i) {
       const Entry& e = entries_[i];
       if (e.head == head && e.model_version == task_model.version()) {
-        return e.stated ? head.substr(e.from) : std::string_view{};
+        return e.from == kNoTask ? std::string_view{} : head.substr(e.from);
       }
     }
     const std::string_view task = find_system_task(head, task_model);
     Entry& e = entries_[next_];
     e.head.assign(head);
     e.model_version.assign(task_model.version());
-    e.stated = !task.empty();
-    e.from = e.stated ? static_cast<size_t>(task.data() - head.data()) : 0;
+    e.from = task.empty() ? kNoTask : static_cast<size_t>(task.data() - head.data());
     next_ = (next_ + 1) % kSize;
     count_ = std::min(count_ + 1, kSize);
     return task;
   }
 
  private:
+  static constexpr size_t kNoTask = std::string_view::npos;
   struct Entry {
     std::string head;  // at most kSystemHeadBytes: the entries stay small
     std::string model_version;
-    bool stated = false;
-    size_t from = 0;  // where in the head the task's part begins
+    size_t from = kNoTask;  // where in the head the task's part begins; kNoTask: none
   };
   static constexpr size_t kSize = 4;
   std::array<Entry, kSize> entries_{};
@@ -100,9 +100,7 @@ bool starts_with_folded(std::string_view text, std::string_view lower_prefix) {
     return false;
   }
   for (size_t i = 0; i < lower_prefix.size(); ++i) {
-    const char c = text[i];
-    const char folded = c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
-    if (folded != lower_prefix[i]) {
+    if (lower_ascii(text[i]) != lower_prefix[i]) {
       return false;
     }
   }
