@@ -87,16 +87,17 @@ class DocumentBuilder {
 }  // namespace
 
 std::optional<json> parse_json_document(std::string_view text) {
-  bool too_deep = false;
-  return parse_json_document(text, std::numeric_limits<size_t>::max(), too_deep);
+  JsonDocumentError error;
+  return parse_json_document(text, std::numeric_limits<size_t>::max(), error);
 }
 
-std::optional<json> parse_json_document(std::string_view text, size_t max_depth, bool& too_deep) {
+std::optional<json> parse_json_document(std::string_view text, size_t max_depth,
+                                        JsonDocumentError& error) {
   json root;
   DocumentBuilder builder(root, max_depth);
-  const bool ok = read_json_events(text, builder).ok;
-  too_deep = builder.too_deep();
-  if (!ok) {
+  const JsonEventsResult read = read_json_events(text, builder);
+  error = {builder.too_deep(), read.offset, read.error};
+  if (!read.ok) {
     return std::nullopt;
   }
   return root;

@@ -30,6 +30,7 @@
 
 #include "common/hex.h"
 #include "common/json_plain.h"
+#include "common/json_syntax.h"
 #include "common/utf8.h"
 
 namespace tandem {
@@ -37,6 +38,7 @@ namespace tandem {
 struct JsonEventsResult {
   bool ok = false;
   size_t offset = 0;  // where the text stopped being JSON (or the handler stopped), when !ok
+  JsonSyntaxError error = JsonSyntaxError::kNone;  // why, when !ok (describe_json_syntax_error)
 };
 
 namespace json_events_detail {
@@ -69,7 +71,7 @@ class Reader {
         return fail();
       }
       if (open.empty()) {
-        return {true, 0};
+        return {true, 0, JsonSyntaxError::kNone};
       }
     }
   }
@@ -78,7 +80,20 @@ class Reader {
   char peek() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
   bool at_end() const { return pos_ >= text_.size(); }
 
-  JsonEventsResult fail() const { return {false, pos_}; }
+  JsonEventsResult fail() const {
+    if (error_ == JsonSyntaxError::kNone) {
+      return {false, pos_, JsonSyntaxError::kStopped};
+    }
+    return {false, error_at_, error_};
+  }
+
+  // Records why the text is not JSON, at `at`; false, for the caller to return.
+  bool refuse(JsonSyntaxError error, size_t at) {
+    error_ = error;
+    error_at_ = at;
+    return false;
+  }
+  bool refuse(JsonSyntaxError error) { return refuse(error, pos_); }
 
   void skip_bom() {
     if (text_.substr(0, 3) == "\xEF\xBB\xBF") {
@@ -123,7 +138,7 @@ class Reader {
     while (true) {
       skip_space();
       if (open.empty()) {
-        return pos_ == text_.size();
+        return pos_ == text_.size() || refuse(JsonSyntaxError::kTrailingText);
       }
       const bool object = open.back();
       const char c = peek();
@@ -137,7 +152,8 @@ class Reader {
         continue;
       }
       if (c != ',') {
-        return false;
+        return refuse(object ? JsonSyntaxError::kExpectedCommaOrBrace
+                             : JsonSyntaxError::kExpectedCommaOrBracket);
       }
       ++pos_;
       skip_space();
@@ -149,14 +165,18 @@ class Reader {
   bool scalar(Handler& handler) {
     const char c = peek();
     if (at_end()) {
-      return false;
+      return refuse(JsonSyntaxError::kExpectedValue);
     }
     if (c == '"') {
       return string() && handler.string(buffer_);
     }
     if (c == '-' || (c >= '0' && c <= '9')) {
+      const size_t start = pos_;
       const Number kind = number();
-      return kind != Number::kNone && number_event(handler, kind);
+      if (kind == Number::kNone) {
+        return refuse(JsonSyntaxError::kBadNumber, start);
+      }
+      return number_event(handler, kind, start);
     }
     if (literal("true")) {
       return handler.boolean(true);
@@ -167,18 +187,21 @@ class Reader {
     if (literal("null")) {
       return handler.null();
     }
-    return false;
+    return refuse(JsonSyntaxError::kExpectedValue);
   }
 
   // "key": with the space around the colon; pos_ is then at the member's value.
   template <typename Handler>
   bool member_key(Handler& handler) {
-    if (peek() != '"' || !string() || !handler.key(buffer_)) {
+    if (peek() != '"') {
+      return refuse(JsonSyntaxError::kExpectedKey);
+    }
+    if (!string() || !handler.key(buffer_)) {
       return false;
     }
     skip_space();
     if (peek() != ':') {
-      return false;
+      return refuse(JsonSyntaxError::kExpectedColon);
     }
     ++pos_;
     skip_space();
@@ -202,7 +225,7 @@ class Reader {
       pos_ = json_plain_run_end(text_, pos_);
       buffer_.append(text_.data() + run, pos_ - run);
       if (at_end()) {
-        return false;
+        return refuse(JsonSyntaxError::kUnterminatedString);
       }
       const auto c = static_cast<unsigned char>(text_[pos_]);
       if (c == '"') {
@@ -216,11 +239,11 @@ class Reader {
         continue;
       }
       if (c < 0x20) {
-        return false;
+        return refuse(JsonSyntaxError::kControlCharacter);
       }
       const size_t length = utf8_sequence(text_, pos_);
       if (length == 0) {
-        return false;
+        return refuse(JsonSyntaxError::kBadUtf8);
       }
       buffer_.append(text_.data() + pos_, length);
       pos_ += length;
@@ -245,6 +268,7 @@ class Reader {
 
   // The escape at pos_ (its backslash), appended to buffer_.
   bool escape() {
+    const size_t backslash = pos_;
     ++pos_;
     const char c = peek();
     ++pos_;
@@ -270,25 +294,33 @@ class Reader {
         buffer_ += '\t';
         return true;
       case 'u':
-        return unicode_escape();
+        return unicode_escape(backslash);
       default:
-        return false;
+        return refuse(JsonSyntaxError::kBadEscape, backslash);
     }
   }
 
-  bool unicode_escape() {
+  // A \u escape, from just past its "u"; `backslash` is where it starts.
+  bool unicode_escape(size_t backslash) {
     uint32_t cp = 0;
-    if (!hex4(cp) || (cp >= 0xDC00 && cp <= 0xDFFF)) {
-      return false;
+    if (!hex4(cp)) {
+      return refuse(JsonSyntaxError::kBadEscape, backslash);
+    }
+    if (cp >= 0xDC00 && cp <= 0xDFFF) {
+      return refuse(JsonSyntaxError::kLoneSurrogate, backslash);
     }
     if (cp >= 0xD800 && cp <= 0xDBFF) {  // a high surrogate: its low half must follow
       uint32_t low = 0;
       if (text_.substr(pos_, 2) != "\\u") {
-        return false;
+        return refuse(JsonSyntaxError::kLoneSurrogate, backslash);
       }
+      const size_t second = pos_;
       pos_ += 2;
-      if (!hex4(low) || low < 0xDC00 || low > 0xDFFF) {
-        return false;
+      if (!hex4(low)) {
+        return refuse(JsonSyntaxError::kBadEscape, second);
+      }
+      if (low < 0xDC00 || low > 0xDFFF) {
+        return refuse(JsonSyntaxError::kLoneSurrogate, backslash);
       }
       cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
     }
@@ -347,7 +379,7 @@ class Reader {
   // when it has no sign), anything else as a double with its text; a double that overflows is
   // refused ("number overflow").
   template <typename Handler>
-  bool number_event(Handler& handler, Number kind) {
+  bool number_event(Handler& handler, Number kind, size_t start) {
     const char* first = buffer_.data();
     const char* last = first + buffer_.size();
     if (kind == Number::kInteger) {
@@ -368,12 +400,17 @@ class Reader {
       // Too large, or too small: strtod gives the infinity or the subnormal nlohmann reads.
       value = std::strtod(buffer_.c_str(), nullptr);
     }
-    return std::isfinite(value) && handler.number_float(value, buffer_);
+    if (!std::isfinite(value)) {
+      return refuse(JsonSyntaxError::kNumberOverflow, start);
+    }
+    return handler.number_float(value, buffer_);
   }
 
   std::string_view text_;
   size_t pos_ = 0;
-  std::string buffer_;  // the last string, key or number read
+  std::string buffer_;                              // the last string, key or number read
+  JsonSyntaxError error_ = JsonSyntaxError::kNone;  // why the text is not JSON, once found
+  size_t error_at_ = 0;
 };
 
 }  // namespace json_events_detail

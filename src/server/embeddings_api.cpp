@@ -4,8 +4,7 @@
 
 #include <openssl/evp.h>
 
-#include "common/json_depth.h"
-#include "common/json_document.h"
+#include "server/request_json.h"
 
 namespace tandem::server {
 namespace {
@@ -101,15 +100,14 @@ std::string base64_floats(const std::vector<float>& vector) {
 }  // namespace
 
 std::variant<EmbeddingsRequest, ApiError> parse_embeddings_request(std::string_view text) {
-  if (json_nesting_depth(text) > kMaxJsonDepth) {
-    return invalid_request("the request body nests arrays and objects deeper than " +
-                           std::to_string(kMaxJsonDepth) + " levels");
+  const std::variant<json, ApiError> document = parse_request_json(text);
+  if (const auto* error = std::get_if<ApiError>(&document)) {
+    return *error;
   }
-  const std::optional<json> document = parse_json_document(text);
-  if (!document || !document->is_object()) {
+  const json& body = std::get<json>(document);
+  if (!body.is_object()) {
     return invalid_request("the request body must be a JSON object");
   }
-  const json& body = *document;
   EmbeddingsRequest out;
   const auto model = body.find("model");
   if (model == body.end() || !model->is_string() || model->get<std::string>().empty()) {

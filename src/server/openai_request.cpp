@@ -4,8 +4,7 @@
 #include <cmath>
 #include <set>
 
-#include "common/json_depth.h"
-#include "common/json_document.h"
+#include "server/request_json.h"
 
 namespace tandem::server {
 namespace {
@@ -458,17 +457,11 @@ engine::ChatRequest CompletionRequest::chat_request() const {
 std::variant<CompletionRequest, ApiError> parse_completion_request(std::string_view text,
                                                                    ApiKind kind,
                                                                    int default_max_tokens) {
-  // Refused before anything copies or serialises the body recursively (json_depth.h).
-  bool too_deep = false;
-  std::optional<json> parsed = parse_json_document(text, kMaxJsonDepth, too_deep);
-  if (too_deep) {
-    return invalid_request("the request body nests arrays and objects deeper than " +
-                           std::to_string(kMaxJsonDepth) + " levels");
+  std::variant<json, ApiError> parsed = parse_request_json(text);
+  if (auto* error = std::get_if<ApiError>(&parsed)) {
+    return std::move(*error);
   }
-  if (!parsed) {
-    return invalid_request("the request body is not valid JSON");
-  }
-  json body = std::move(*parsed);
+  json body = std::move(std::get<json>(parsed));
   if (!body.is_object()) {
     return invalid_request("the request body must be a JSON object");
   }
@@ -487,16 +480,15 @@ std::variant<CompletionRequest, ApiError> parse_completion_request(std::string_v
 
 std::variant<CompletionRequest, ApiError> parse_route_request(std::string_view text,
                                                               const std::string& default_model) {
-  if (json_nesting_depth(text) > kMaxJsonDepth) {
-    return invalid_request("the request body nests arrays and objects deeper than " +
-                           std::to_string(kMaxJsonDepth) + " levels");
+  std::variant<json, ApiError> document = parse_request_json(text);
+  if (auto* error = std::get_if<ApiError>(&document)) {
+    return std::move(*error);
   }
-  std::optional<json> document = parse_json_document(text);
-  if (!document || !document->is_object()) {
+  json& parsed = std::get<json>(document);
+  if (!parsed.is_object()) {
     return invalid_request(
         "the body must be a JSON object: a chat (messages) or completions (prompt) request");
   }
-  json& parsed = *document;
   if (!parsed.contains("model")) {
     parsed["model"] = default_model;
   }

@@ -7,7 +7,7 @@
 #include <array>
 #include <utility>
 
-#include "common/json_document.h"
+#include "server/request_json.h"
 
 namespace tandem::server {
 
@@ -394,12 +394,15 @@ ResponsesRequest parse_checked(const json& body, bool default_store,
 
 std::variant<ResponsesRequest, ApiError> parse_responses_request(
     std::string_view body, bool default_store, const ServedNatively& served_natively) {
-  const std::optional<json> document = parse_json_document(body);
-  if (!document || !document->is_object()) {
+  const std::variant<json, ApiError> document = parse_request_json(body);
+  if (const auto* error = std::get_if<ApiError>(&document)) {
+    return *error;
+  }
+  if (!std::get<json>(document).is_object()) {
     return invalid_request("the request body must be a JSON object");
   }
   try {
-    return parse_checked(*document, default_store, served_natively);
+    return parse_checked(std::get<json>(document), default_store, served_natively);
   } catch (const BadField& bad) {
     return invalid_request(bad.param + ": " + bad.message, bad.param);
   } catch (const json::exception& e) {

@@ -3,9 +3,9 @@
 #include <charconv>
 #include <chrono>
 
-#include "common/json_document.h"
 #include "server/gateway_util.h"
 #include "server/openai_request.h"
+#include "server/request_json.h"
 #include "server/responses.h"
 
 namespace tandem::server {
@@ -110,14 +110,16 @@ ApiResponse get_review(Gateway& gateway, const std::string& id) {
 
 ApiResponse answer_review(Gateway& gateway, const std::string& id, const std::string& body,
                           const std::string& default_reviewer, bool reject) {
-  const std::optional<json> document = parse_json_document(body);
+  const std::variant<json, ApiError> document = parse_request_json(body);
+  if (const auto* error = std::get_if<ApiError>(&document)) {
+    return error_response_body(*error);
+  }
+  const json& parsed = std::get<json>(document);
   const char* field = reject ? "note" : "answer";
-  if (!document || !document->is_object() || !document->contains(field) ||
-      !(*document)[field].is_string()) {
+  if (!parsed.is_object() || !parsed.contains(field) || !parsed[field].is_string()) {
     return error_response_body(invalid_request(
         std::string("the body must be a JSON object with a string '") + field + "'", field));
   }
-  const json& parsed = *document;
   std::string reviewer = default_reviewer;
   if (parsed.contains("reviewer")) {
     if (!parsed["reviewer"].is_string()) {

@@ -56,20 +56,22 @@ TEST(JsonDocumentTest, ADepthLimitRefusesTheLevelPastIt) {
   const auto nested = [](size_t depth, const std::string& inner) {
     return std::string(depth, '[') + inner + std::string(depth, ']');
   };
-  bool too_deep = true;
-  const auto deepest = parse_json_document(nested(4, "\"[[[[[\""), 4, too_deep);
+  JsonDocumentError error{.too_deep = true};
+  const auto deepest = parse_json_document(nested(4, "\"[[[[[\""), 4, error);
   ASSERT_TRUE(deepest.has_value());
-  EXPECT_FALSE(too_deep);
+  EXPECT_FALSE(error.too_deep);
   EXPECT_EQ((*deepest)[0][0][0][0], "[[[[[");
-  EXPECT_FALSE(parse_json_document(nested(5, "1"), 4, too_deep).has_value());
-  EXPECT_TRUE(too_deep);
-  EXPECT_FALSE(parse_json_document(R"({"a":{"b":{"c":{"d":{}}}}})", 4, too_deep).has_value());
-  EXPECT_TRUE(too_deep);
+  EXPECT_FALSE(parse_json_document(nested(5, "1"), 4, error).has_value());
+  EXPECT_TRUE(error.too_deep);
+  EXPECT_FALSE(parse_json_document(R"({"a":{"b":{"c":{"d":{}}}}})", 4, error).has_value());
+  EXPECT_TRUE(error.too_deep);
   // Refused at the fifth level, though the text is broken far beyond it.
-  EXPECT_FALSE(parse_json_document(nested(5, "1") + "junk", 4, too_deep).has_value());
-  EXPECT_TRUE(too_deep);
-  EXPECT_FALSE(parse_json_document("[[1,]]", 4, too_deep).has_value());
-  EXPECT_FALSE(too_deep);
+  EXPECT_FALSE(parse_json_document(nested(5, "1") + "junk", 4, error).has_value());
+  EXPECT_TRUE(error.too_deep);
+  EXPECT_FALSE(parse_json_document("[[1,]]", 4, error).has_value());
+  EXPECT_FALSE(error.too_deep);
+  EXPECT_EQ(error.offset, 4U);
+  EXPECT_EQ(error.syntax, JsonSyntaxError::kExpectedValue);
 }
 
 }  // namespace

@@ -156,7 +156,10 @@ TEST(OpenAiRequestTest, BadToolsAndFormatsNameTheField) {
 }
 
 TEST(OpenAiRequestTest, ErrorsNameTheField) {
-  EXPECT_EQ(parse_error("not json").message, "the request body is not valid JSON");
+  EXPECT_EQ(parse_error("not json").message,
+            "the request body is not valid JSON: line 1, column 1: expected a value (an object, "
+            "array, string, number, true, false or null), found 'n'");
+  EXPECT_EQ(parse_error(" \n").message, "the request body is empty: it must be a JSON object");
   EXPECT_EQ(parse_error("[]").message, "the request body must be a JSON object");
   EXPECT_EQ(parse_error(R"({"messages":[]})").param, "model");
   EXPECT_EQ(parse_error(R"({"model":"m","messages":[]})").param, "messages");
@@ -183,6 +186,16 @@ TEST(OpenAiRequestTest, ErrorsNameTheField) {
   EXPECT_EQ(http_status(parse_error(
                 R"({"model":"m","messages":[{"role":"user","content":"x"}],"stream":"yes"})")),
             400);
+}
+
+// Every endpoint's body is read the same way: a broken one is answered with where and why.
+TEST(OpenAiRequestTest, ABrokenBodySaysWhereAndWhy) {
+  const std::string broken = "{\n  \"model\": \"m\",\n  \"messages\": [{\"role\": \"user\",}]\n}";
+  const std::string where = "line 3, column 32: expected a member name in double quotes, found '}'";
+  EXPECT_EQ(parse_error(broken).message, "the request body is not valid JSON: " + where);
+  const auto route = parse_route_request(broken, "tandem");
+  ASSERT_TRUE(std::holds_alternative<ApiError>(route));
+  EXPECT_EQ(std::get<ApiError>(route).message, "the request body is not valid JSON: " + where);
 }
 
 // Found by the openai_body fuzz target: 18446744073709551615 read as -1, inside seed's range.
