@@ -151,7 +151,11 @@ TEST_P(PromptPairs, TheDefaultConfigurationSendsEachSideWhereItBelongs) {
     Tally& direct = hard_direct[pair.lang];
     ++direct.pairs;
     direct.ordered += hard.tier == Tier::kCloud ? 1 : 0;
-    EXPECT_TRUE(hard.tier == Tier::kCloud || hard.pattern == Pattern::kCascade)
+    // Private data keeps a request on the device whatever its difficulty (the privacy rule
+    // decides first): the pasted logs and configurations of the code and security sets carry IP
+    // addresses and card numbers.
+    const bool kept_private = !hard.cloud_allowed && hard.tier == Tier::kEdge;
+    EXPECT_TRUE(hard.tier == Tier::kCloud || hard.pattern == Pattern::kCascade || kept_private)
         << "hard " << pair.id << " would be answered by the edge unchecked";
     // The gate is narrow enough never to take an easy prompt past the edge.
     EXPECT_NE(easy.tier, Tier::kCloud) << "easy " << pair.id << " went straight to the cloud";
@@ -170,7 +174,10 @@ TEST_P(PromptPairs, TheDefaultConfigurationSendsEachSideWhereItBelongs) {
 // The golden pairs (108, 6 per family and language), the fresh sets (the first four 108 pairs
 // each, the fifth 60: 10 per language with the easy prompt the longer; the two on the size of
 // the answer asked for, 80 and 60; the one of hard requests asked as plain questions, 60, held
-// to 8 in 10: it was ordered 24 and 28 of 30 when first scored), and the multilingual
+// to 8 in 10: it was ordered 24 and 28 of 30 when first scored; the one of requests that carry
+// code, logs or configuration, 120, ordered 57 and 59 of 60 when first scored, length 31 and 34;
+// the one on security, 60, whose easy sides use the same words, 30 and 29 of 30, length 18 and
+// 19), and the multilingual
 // sets (18, 12, 18, 12, 18, 18, 12 and 12 pairs per language; the sixth and seventh, in
 // Hebrew, Bengali, Urdu, Swahili and Greek, held to 3 in 4, and the eighth, in Tamil, Telugu,
 // Marathi, Gujarati and Punjabi, to 2 in 3: what they score less nothing, ROUTING_QUALITY.md).
@@ -185,6 +192,8 @@ INSTANTIATE_TEST_SUITE_P(
                       PairFile{"bench/data/router_fresh_pairs_length.jsonl"},
                       PairFile{"bench/data/router_fresh_pairs_length_2.jsonl"},
                       PairFile{"bench/data/router_fresh_pairs_questions.jsonl", 2, 0.8},
+                      PairFile{"bench/data/router_fresh_pairs_code.jsonl"},
+                      PairFile{"bench/data/router_fresh_pairs_security.jsonl"},
                       PairFile{"bench/data/router_fresh_pairs_multilingual.jsonl", 8, 0.8},
                       PairFile{"bench/data/router_fresh_pairs_multilingual_2.jsonl", 8, 0.8},
                       PairFile{"bench/data/router_fresh_pairs_multilingual_3.jsonl", 8, 0.8},
