@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/hex.h"
 #include "routing/privacy_detectors.h"
 
 // Hand-written scans for the addresses that prose rarely holds the anchor of: an at sign (or a
@@ -244,6 +245,27 @@ bool ipv6_valid(std::string_view s) {
   return left && right && *left + *right >= 2 && *left + *right <= 7;
 }
 
+// The value of the hex group at the start of `s` (0 when `s` starts with "::").
+int leading_group(std::string_view s) {
+  int value = 0;
+  for (size_t i = 0; i < s.size() && i < 4 && is_hex(s[i]); ++i) {
+    value = value * 16 + hex_digit_value(s[i]);
+  }
+  return value;
+}
+
+// As for IPv4 (privacy_numbers.cpp): unique local (fc00::/7), link-local (fe80::/10), multicast
+// (ff00::/8) and documentation (2001:db8::/32) addresses identify no one.
+bool ipv6_not_globally_reachable(std::string_view s) {
+  const int first = leading_group(s);
+  if ((first & 0xfe00) == 0xfc00 || (first & 0xffc0) == 0xfe80 || (first & 0xff00) == 0xff00) {
+    return true;
+  }
+  const size_t colon = s.find(':');
+  return first == 0x2001 && colon != std::string_view::npos && colon > 0 &&
+         leading_group(s.substr(colon + 1)) == 0x0db8 && char_at(s, colon + 1) != ':';
+}
+
 }  // namespace
 
 bool detect_ipv6(std::string_view t, FindingSink& sink) {
@@ -268,7 +290,8 @@ bool detect_ipv6(std::string_view t, FindingSink& sink) {
       --end;
     }
     const bool bounded = !is_word(char_before(t, begin)) && !is_word(char_at(t, end));
-    if (bounded && end > begin && ipv6_valid(t.substr(begin, end - begin))) {
+    const std::string_view address = t.substr(begin, end - begin);
+    if (bounded && end > begin && ipv6_valid(address) && !ipv6_not_globally_reachable(address)) {
       if (!sink.add(kBuiltinNames[kIpAddress], begin, end, "*:*:*:*")) {
         return false;
       }

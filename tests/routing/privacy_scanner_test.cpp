@@ -153,7 +153,7 @@ TEST(PrivacyScanner, ReportsOffsetsInTheOriginalText) {
 TEST(PrivacyScanner, MasksNeverShowMoreThanTheLastFourDigits) {
   const std::string text =
       "4111111111111111 123-45-6789 11010519491231002X DE89370400440532013000 "
-      "+44 20 7946 0958 192.168.1.10 2001:db8::1 john99@example.com password=hunter22!";
+      "+44 20 7946 0958 81.2.69.160 2a00:1450:4001:81c::200e john99@example.com password=hunter22!";
   const std::vector<PrivacyFinding> findings = PrivacyScanner().scan(text);
   ASSERT_EQ(findings.size(), 9u);
   for (const PrivacyFinding& finding : findings) {
