@@ -126,6 +126,14 @@ std::function<int()> add_run_command(CLI::App& app) {
   cmd->add_option("--repeat-last-n", flags->sampling.repeat_last_n,
                   "How many recent tokens the repeat penalty looks at")
       ->capture_default_str();
+  cmd->add_option("--frequency-penalty", flags->sampling.frequency_penalty,
+                  "OpenAI's: subtracted once per earlier use of a token in the answer (0 disables)")
+      ->capture_default_str()
+      ->check(CLI::Range(-2.0F, 2.0F));
+  cmd->add_option("--presence-penalty", flags->sampling.presence_penalty,
+                  "OpenAI's: subtracted once from a token already in the answer (0 disables)")
+      ->capture_default_str()
+      ->check(CLI::Range(-2.0F, 2.0F));
   cmd->add_flag("--ignore-eos", flags->sampling.ignore_eos,
                 "Never stop at an end-of-text token: generate exactly --max-tokens");
   cmd->add_option("--seed", flags->seed, "Random seed; the same seed reproduces the same sample");

@@ -9,6 +9,30 @@
 #include "engine/engine_state.h"
 
 namespace tandem::engine {
+namespace {
+
+bool openai_penalties(const SamplingParams& p) {
+  return p.frequency_penalty != 0.0F || p.presence_penalty != 0.0F;
+}
+
+bool penalizes(const SamplingParams& p) {
+  return (p.repeat_penalty != 1.0F && p.repeat_last_n > 0) || openai_penalties(p);
+}
+
+// llama.cpp's penalties read one window of the tokens sampled so far. OpenAI's count the whole
+// answer, so with either of them the window is the answer's length (and a repeat penalty set
+// beside them reads it too), up to kMaxPenaltyWindow: the window is allocated whole, and no
+// edge context holds a longer answer.
+constexpr int32_t kMaxPenaltyWindow = 1 << 15;
+
+int32_t penalty_window(const SamplingParams& p) {
+  if (!openai_penalties(p)) {
+    return p.repeat_last_n;
+  }
+  return std::max(p.repeat_last_n, std::min(p.max_tokens, kMaxPenaltyWindow));
+}
+
+}  // namespace
 
 // The chain follows llama-server's order: bias, penalties, truncation, temperature, draw.
 llama_sampler_ptr make_sampler(const SamplingParams& p, int32_t vocab_size,
@@ -20,9 +44,10 @@ llama_sampler_ptr make_sampler(const SamplingParams& p, int32_t vocab_size,
                                 vocab_size, static_cast<int32_t>(ban_end_of_generation.size()),
                                 ban_end_of_generation.data()));
   }
-  if (p.repeat_penalty != 1.0F && p.repeat_last_n > 0) {
-    llama_sampler_chain_add(chain.get(), llama_sampler_init_penalties(vocab_size, p.repeat_last_n,
-                                                                      p.repeat_penalty, 0, 0));
+  if (penalizes(p)) {
+    llama_sampler_chain_add(
+        chain.get(), llama_sampler_init_penalties(vocab_size, penalty_window(p), p.repeat_penalty,
+                                                  p.frequency_penalty, p.presence_penalty));
   }
   if (p.temperature <= 0.0F) {
     llama_sampler_chain_add(chain.get(), llama_sampler_init_greedy());
@@ -144,7 +169,9 @@ Result<CommonSamplerPtr> Engine::State::constrained_sampler(
   p.top_p = s.top_p;
   p.min_p = s.min_p;
   p.penalty_repeat = s.repeat_penalty;
-  p.penalty_last_n = s.repeat_last_n;
+  p.penalty_freq = s.frequency_penalty;
+  p.penalty_present = s.presence_penalty;
+  p.penalty_last_n = penalty_window(s);
   p.ignore_eos = s.ignore_eos;
   if (s.ignore_eos) {
     p.logit_bias_eog = ban_end_of_generation;

@@ -30,6 +30,12 @@ Status validate(const SamplingParams& p) {
   if (p.repeat_last_n < 0) {
     return invalid("repeat_last_n must be >= 0");
   }
+  if (!(p.frequency_penalty >= -2.0F && p.frequency_penalty <= 2.0F)) {
+    return invalid("frequency_penalty must be between -2 and 2 (0 disables it)");
+  }
+  if (!(p.presence_penalty >= -2.0F && p.presence_penalty <= 2.0F)) {
+    return invalid("presence_penalty must be between -2 and 2 (0 disables it)");
+  }
   if (p.max_tokens < 1) {
     return invalid("max_tokens must be >= 1");
   }

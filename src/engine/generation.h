@@ -22,6 +22,11 @@ struct SamplingParams {
   float min_p = 0.05F;          // 0 disables
   float repeat_penalty = 1.0F;  // 1 disables
   int repeat_last_n = 64;
+  // OpenAI's penalties, -2 to 2, 0 disables: each subtracted from a token's logit, the first
+  // once per time the token was already generated, the second once if it was. They count every
+  // token of the answer so far (not the prompt), as OpenAI's do.
+  float frequency_penalty = 0.0F;
+  float presence_penalty = 0.0F;
   // Same seed, same prompt, same model: same tokens. Unset draws a random seed.
   std::optional<uint32_t> seed;
   int max_tokens = 256;

@@ -331,6 +331,12 @@ void parse_sampling(const json& body, CompletionRequest& out, int default_max_to
       break;
     }
   }
+  if (present(body, "frequency_penalty")) {
+    s.frequency_penalty = static_cast<float>(number(body, "frequency_penalty", -2.0, 2.0));
+  }
+  if (present(body, "presence_penalty")) {
+    s.presence_penalty = static_cast<float>(number(body, "presence_penalty", -2.0, 2.0));
+  }
   if (present(body, "seed")) {
     s.seed = static_cast<uint32_t>(integer(body, "seed", INT64_MIN / 2, INT64_MAX / 2));
   }

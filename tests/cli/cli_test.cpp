@@ -133,7 +133,8 @@ TEST(CliTest, HelpDocumentsEveryFlag) {
   EXPECT_EQ(run.exit_code, 0);
   for (const char* flag :
        {"--model", "--prompt", "--max-tokens", "--temp", "--seed", "--json", "--stop", "--top-p",
-        "--top-k", "--min-p", "--repeat-penalty", "--threads", "--ctx", "--chat", "--ignore-eos"}) {
+        "--top-k", "--min-p", "--repeat-penalty", "--frequency-penalty", "--presence-penalty",
+        "--threads", "--ctx", "--chat", "--ignore-eos"}) {
     EXPECT_NE(run.stdout_text.find(flag), std::string::npos) << flag;
   }
   auto inspect = run_tandem("models inspect --help");

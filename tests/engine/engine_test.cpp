@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <future>
+#include <set>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -318,6 +319,38 @@ TEST_F(EngineTest, GenerationStopsAtTheEndOfTheContext) {
   EXPECT_LE(completion.summary.prompt_tokens + completion.summary.completion_tokens, 512);
 }
 
+// Tokens of the answer that it already holds: what OpenAI's penalties act on.
+size_t repeated_tokens(const Completion& completion) {
+  std::set<int32_t> seen;
+  size_t repeats = 0;
+  for (const auto& event : completion.tokens) {
+    repeats += seen.insert(event.token).second ? 0 : 1;
+  }
+  return repeats;
+}
+
+// Greedy decoding of the story model repeats itself ("Lily ... Lily"); OpenAI's penalties, set
+// on the request, change which tokens are drawn again, and a negative one invites repeats.
+TEST_F(EngineTest, OpenAiPenaltiesActOnTheAnswersOwnTokens) {
+  const Completion plain = run(greedy("Once upon a time", 64));
+  auto request = greedy("Once upon a time", 64);
+  request.sampling.frequency_penalty = 2.0F;
+  const Completion frequency = run(request);
+  request.sampling.frequency_penalty = 0.0F;
+  request.sampling.presence_penalty = 2.0F;
+  const Completion presence = run(request);
+  request.sampling.presence_penalty = -2.0F;
+  const Completion invited = run(request);
+  const size_t base = repeated_tokens(plain);
+  ASSERT_GT(base, 8U) << plain.summary.text;
+  EXPECT_LT(repeated_tokens(frequency), base) << frequency.summary.text;
+  EXPECT_LT(repeated_tokens(presence), base) << presence.summary.text;
+  EXPECT_GT(repeated_tokens(invited), base) << invited.summary.text;
+  // The first token has nothing before it in the answer: the prompt is not penalised.
+  ASSERT_FALSE(frequency.tokens.empty());
+  EXPECT_EQ(frequency.tokens.front().token, plain.tokens.front().token);
+}
+
 TEST_F(EngineTest, InvalidRequestsAreRejectedWithTheField) {
   auto request = greedy("Once upon a time", 8);
   request.sampling.top_p = 0.0F;
@@ -333,6 +366,12 @@ TEST_F(EngineTest, InvalidRequestsAreRejectedWithTheField) {
   auto request2 = greedy("x", 8);
   request2.sampling.stop = {""};
   EXPECT_FALSE(engine_->submit(request2, {}).ok());
+
+  auto request3 = greedy("x", 8);
+  request3.sampling.presence_penalty = 2.5F;
+  auto penalty = engine_->submit(request3, {});
+  ASSERT_FALSE(penalty.ok());
+  EXPECT_NE(penalty.error().message.find("presence_penalty"), std::string::npos);
 }
 
 // Engines with special options, opened per test.

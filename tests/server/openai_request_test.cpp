@@ -30,12 +30,14 @@ TEST(OpenAiRequestTest, ChatWithEveryField) {
     {"role":"user","content":[{"type":"text","text":"Hi "},{"type":"text","text":"there"}]}],
     "max_completion_tokens":12,"temperature":0.5,"top_p":0.9,"stop":["\n\n"],"seed":7,
     "stream":true,"stream_options":{"include_usage":true},"logprobs":true,"top_logprobs":3,
-    "user":"u1"})");
+    "user":"u1","frequency_penalty":0.5,"presence_penalty":-1})");
   EXPECT_EQ(r.model, "tandem");
   ASSERT_EQ(r.messages.size(), 2U);
   EXPECT_EQ(r.messages[1].content, "Hi there");
   EXPECT_EQ(r.sampling.max_tokens, 12);
   EXPECT_FLOAT_EQ(r.sampling.temperature, 0.5F);
+  EXPECT_FLOAT_EQ(r.sampling.frequency_penalty, 0.5F);
+  EXPECT_FLOAT_EQ(r.sampling.presence_penalty, -1.0F);
   EXPECT_EQ(r.sampling.stop, std::vector<std::string>{"\n\n"});
   EXPECT_EQ(r.sampling.seed, 7U);
   EXPECT_TRUE(r.stream);
@@ -51,6 +53,8 @@ TEST(OpenAiRequestTest, DefaultsFollowOpenAi) {
   auto r = parse_ok(R"({"model":"m","messages":[{"role":"user","content":"x"}]})");
   EXPECT_FLOAT_EQ(r.sampling.temperature, 1.0F);
   EXPECT_FLOAT_EQ(r.sampling.top_p, 1.0F);
+  EXPECT_FLOAT_EQ(r.sampling.frequency_penalty, 0.0F);
+  EXPECT_FLOAT_EQ(r.sampling.presence_penalty, 0.0F);
   EXPECT_EQ(r.sampling.max_tokens, 256);
   EXPECT_FALSE(r.stream);
   EXPECT_EQ(r.sampling.top_logprobs, 0);
@@ -181,6 +185,14 @@ TEST(OpenAiRequestTest, ErrorsNameTheField) {
       parse_error(R"({"model":"m","messages":[{"role":"user","content":"x"}],"top_logprobs":2})")
           .param,
       "top_logprobs");
+  EXPECT_EQ(parse_error(R"({"model":"m","messages":[{"role":"user","content":"x"}],
+    "frequency_penalty":3})")
+                .message,
+            "frequency_penalty: must be between -2.0 and 2.0");
+  EXPECT_EQ(parse_error(R"({"model":"m","messages":[{"role":"user","content":"x"}],
+    "presence_penalty":"high"})")
+                .param,
+            "presence_penalty");
   EXPECT_EQ(parse_error(R"({"model":"m","prompt":["a","b"]})", ApiKind::kCompletion).param,
             "prompt");
   EXPECT_EQ(http_status(parse_error(
