@@ -283,6 +283,11 @@ void parse_messages(const json& body, CompletionRequest& out) {
     }
     engine::ChatMessage message;
     message.role = m["role"].get<std::string>();
+    // Only an assistant's turn may be without text (its tool calls say what it did).
+    if (message.role != "assistant" && !present(m, "content")) {
+      fail(where + ".content",
+           "is required for a " + message.role + " message: a string or an array of content parts");
+    }
     message.content = message_content(m.contains("content") ? m["content"] : json(),
                                       where + ".content", out.cloud_only_fields);
     parse_tool_fields(m, where, message);

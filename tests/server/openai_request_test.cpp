@@ -168,6 +168,14 @@ TEST(OpenAiRequestTest, ErrorsNameTheField) {
   EXPECT_EQ(parse_error(R"({"messages":[]})").param, "model");
   EXPECT_EQ(parse_error(R"({"model":"m","messages":[]})").param, "messages");
   EXPECT_EQ(parse_error(R"({"model":"m","messages":[{"content":"x"}]})").param, "messages[0].role");
+  EXPECT_EQ(parse_error(R"({"model":"m","messages":[{"role":"user","content":null}]})").message,
+            "messages[0].content: is required for a user message: a string or an array of content "
+            "parts");
+  EXPECT_EQ(parse_error(R"({"model":"m","messages":[{"role":"user","content":"x"},
+    {"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function",
+    "function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c"}]})")
+                .param,
+            "messages[2].content");
   EXPECT_EQ(
       parse_error(R"({"model":"m","messages":[{"role":"user","content":"x"}],"temperature":3})")
           .param,
