@@ -261,9 +261,10 @@ bool ipv6_not_globally_reachable(std::string_view s) {
   if ((first & 0xfe00) == 0xfc00 || (first & 0xffc0) == 0xfe80 || (first & 0xff00) == 0xff00) {
     return true;
   }
+  // "2001:db8::1", not "2001::db8:1"; an address always holds a ':' (ipv6_valid).
   const size_t colon = s.find(':');
-  return first == 0x2001 && colon != std::string_view::npos && colon > 0 &&
-         leading_group(s.substr(colon + 1)) == 0x0db8 && char_at(s, colon + 1) != ':';
+  return first == 0x2001 && char_at(s, colon + 1) != ':' &&
+         leading_group(s.substr(colon + 1)) == 0x0db8;
 }
 
 }  // namespace

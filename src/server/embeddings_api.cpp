@@ -100,14 +100,12 @@ std::string base64_floats(const std::vector<float>& vector) {
 }  // namespace
 
 std::variant<EmbeddingsRequest, ApiError> parse_embeddings_request(std::string_view text) {
-  const std::variant<json, ApiError> document = parse_request_json(text);
+  const std::variant<json, ApiError> document =
+      parse_request_object(text, invalid_request("the request body must be a JSON object"));
   if (const auto* error = std::get_if<ApiError>(&document)) {
     return *error;
   }
   const json& body = std::get<json>(document);
-  if (!body.is_object()) {
-    return invalid_request("the request body must be a JSON object");
-  }
   EmbeddingsRequest out;
   const auto model = body.find("model");
   if (model == body.end() || !model->is_string() || model->get<std::string>().empty()) {

@@ -468,14 +468,12 @@ engine::ChatRequest CompletionRequest::chat_request() const {
 std::variant<CompletionRequest, ApiError> parse_completion_request(std::string_view text,
                                                                    ApiKind kind,
                                                                    int default_max_tokens) {
-  std::variant<json, ApiError> parsed = parse_request_json(text);
+  std::variant<json, ApiError> parsed =
+      parse_request_object(text, invalid_request("the request body must be a JSON object"));
   if (auto* error = std::get_if<ApiError>(&parsed)) {
     return std::move(*error);
   }
   json body = std::move(std::get<json>(parsed));
-  if (!body.is_object()) {
-    return invalid_request("the request body must be a JSON object");
-  }
   CompletionRequest out;
   out.kind = kind;
   try {
@@ -491,15 +489,14 @@ std::variant<CompletionRequest, ApiError> parse_completion_request(std::string_v
 
 std::variant<CompletionRequest, ApiError> parse_route_request(std::string_view text,
                                                               const std::string& default_model) {
-  std::variant<json, ApiError> document = parse_request_json(text);
+  std::variant<json, ApiError> document = parse_request_object(
+      text,
+      invalid_request(
+          "the body must be a JSON object: a chat (messages) or completions (prompt) request"));
   if (auto* error = std::get_if<ApiError>(&document)) {
     return std::move(*error);
   }
   json& parsed = std::get<json>(document);
-  if (!parsed.is_object()) {
-    return invalid_request(
-        "the body must be a JSON object: a chat (messages) or completions (prompt) request");
-  }
   if (!parsed.contains("model")) {
     parsed["model"] = default_model;
   }

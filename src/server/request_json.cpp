@@ -7,7 +7,8 @@
 
 namespace tandem::server {
 
-std::variant<nlohmann::json, ApiError> parse_request_json(std::string_view text) {
+std::variant<nlohmann::json, ApiError> parse_request_object(std::string_view text,
+                                                            ApiError not_an_object) {
   // Refused before anything copies or serialises the body recursively (json_depth.h).
   JsonDocumentError error;
   std::optional<nlohmann::json> document = parse_json_document(text, kMaxJsonDepth, error);
@@ -21,6 +22,9 @@ std::variant<nlohmann::json, ApiError> parse_request_json(std::string_view text)
     }
     return invalid_request("the request body is not valid JSON: " +
                            describe_json_syntax_error(text, error.offset, error.syntax));
+  }
+  if (!document->is_object()) {
+    return not_an_object;
   }
   return std::move(*document);
 }

@@ -394,12 +394,10 @@ ResponsesRequest parse_checked(const json& body, bool default_store,
 
 std::variant<ResponsesRequest, ApiError> parse_responses_request(
     std::string_view body, bool default_store, const ServedNatively& served_natively) {
-  const std::variant<json, ApiError> document = parse_request_json(body);
+  const std::variant<json, ApiError> document =
+      parse_request_object(body, invalid_request("the request body must be a JSON object"));
   if (const auto* error = std::get_if<ApiError>(&document)) {
     return *error;
-  }
-  if (!std::get<json>(document).is_object()) {
-    return invalid_request("the request body must be a JSON object");
   }
   try {
     return parse_checked(std::get<json>(document), default_store, served_natively);

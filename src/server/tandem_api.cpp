@@ -110,15 +110,16 @@ ApiResponse get_review(Gateway& gateway, const std::string& id) {
 
 ApiResponse answer_review(Gateway& gateway, const std::string& id, const std::string& body,
                           const std::string& default_reviewer, bool reject) {
-  const std::variant<json, ApiError> document = parse_request_json(body);
+  const char* field = reject ? "note" : "answer";
+  const ApiError wrong_shape = invalid_request(
+      std::string("the body must be a JSON object with a string '") + field + "'", field);
+  const std::variant<json, ApiError> document = parse_request_object(body, wrong_shape);
   if (const auto* error = std::get_if<ApiError>(&document)) {
     return error_response_body(*error);
   }
   const json& parsed = std::get<json>(document);
-  const char* field = reject ? "note" : "answer";
-  if (!parsed.is_object() || !parsed.contains(field) || !parsed[field].is_string()) {
-    return error_response_body(invalid_request(
-        std::string("the body must be a JSON object with a string '") + field + "'", field));
+  if (!parsed.contains(field) || !parsed[field].is_string()) {
+    return error_response_body(wrong_shape);
   }
   std::string reviewer = default_reviewer;
   if (parsed.contains("reviewer")) {
