@@ -26,6 +26,11 @@ constexpr uint8_t kInstructionCues[] = {kEasyTaskCues,  kYesNoCues,    kHardTask
 // not as the request. Characters, not bytes: a Chinese request is three bytes a character.
 constexpr size_t kMaxInstructionLineChars = 400;
 
+// A line's label before a colon: at most two words ("User question:") or four ideographs
+// ("用户问题：").
+constexpr size_t kMaxLabelWords = 2;
+constexpr size_t kMaxLabelIdeographs = 4;
+
 // One pass over the last user message. Counts only; extract_features turns them into values.
 class Scanner {
  public:
@@ -109,7 +114,7 @@ class Scanner {
     // sentence, outside text after a colon (what is pasted to be classified, translated or
     // summarised mentions "plan" or "design" without asking for one).
     for (uint8_t cue : kInstructionCues) {
-      const bool add_last = lines_with_content_ > 1 && !first_line_short_;
+      const bool add_last = lines_with_content_ > 1 && (!first_line_short_ || !first_line_asks());
       const size_t count = first_line_cues_[cue] + (add_last ? last_line_cues_[cue] : 0);
       v[cue] = log_count(static_cast<double>(count));
     }
@@ -318,7 +323,7 @@ class Scanner {
       case CodePointKind::kSeparator:
         end_word();
         if (cp == 0xff1a) {  // a full-width colon, as after "请翻译下面这段话："
-          in_content_ = true;
+          open_colon_material();
         }
         return;
     }
@@ -327,6 +332,7 @@ class Scanner {
   // A letter, digit or ideograph: the text and the sentence have content, which no longer
   // starts a sentence nor ends at a terminator.
   void mark_content() {
+    content_after_label_ = line_label_;
     sentence_start_ = false;
     has_content_ = true;
     sentence_has_content_ = true;
@@ -337,7 +343,9 @@ class Scanner {
   // after a colon.
   void count_cue(uint8_t cue) {
     ++cues_[cue];
-    if (!in_content_) {
+    if (label_open_) {
+      ++label_cues_[cue];
+    } else if (!in_content_) {
       ++sentence_cues_[cue];
     }
   }
@@ -357,13 +365,48 @@ class Scanner {
     sentence_cues_ = {};
     sentence_has_content_ = false;
     in_content_ = false;
+    label_open_ = false;
+  }
+
+  // A colon: what follows is material ("Classify this review: ..."), unless what precedes it is
+  // a line's label that asks nothing ("Question: ...", "问题：..."). A label's text is material
+  // at the top of a prompt ("Context: ...") and the request at its end ("Query: ..."), so its
+  // cues are kept apart (label_cues_) for close_line to count only on the last line.
+  void open_colon_material() {
+    in_content_ = true;
+    if (line_label_) {
+      return;
+    }
+    const size_t words = words_ - line_words_begin_;
+    const size_t ideographs = cjk_ - line_cjk_begin_;
+    if (words - ideographs <= kMaxLabelWords && ideographs <= kMaxLabelIdeographs &&
+        !asks_something(line_cues_) && !asks_something(sentence_cues_)) {
+      line_label_ = true;
+      label_open_ = true;
+    }
+  }
+
+  // Whether the first line is a request: it names a task or asks a question. One that does
+  // neither is a title, a greeting, a fence or a template's preamble ("Context:", "Use the
+  // following pieces of context to answer the question at the end."), and the request is the
+  // last line.
+  bool first_line_asks() const { return first_line_question_ || asks_something(first_line_cues_); }
+
+  static bool asks_something(const std::array<uint32_t, kFeatureCount>& cues) {
+    for (uint8_t cue : kInstructionCues) {
+      if (cues[cue] > 0) {
+        return true;
+      }
+    }
+    return false;
   }
 
   // Ends the line in progress (at a line break, counted, or the end of the text). The request is
   // the first line when it is short ("Translate this into French:" over a pasted email); a long
   // first line is material, so the request is its first sentence and the last line (whole when
   // short, else its last sentence: "<article>\n\nSummarise the above."). When the first line is
-  // short, a short last line is not added: pasted mail ends in short lines too ("Thanks, Anna").
+  // short and asks (first_line_asks), the last line is not added: pasted mail ends in short lines
+  // too ("Thanks, Anna").
   void close_line() {
     close_sentence();
     if (line_sentences_ > 0) {
@@ -371,11 +414,26 @@ class Scanner {
       if (lines_with_content_ == 0) {
         first_line_short_ = whole;
         first_line_cues_ = whole ? line_cues_ : line_first_cues_;
+        first_line_question_ = question_marks_ > 0;
       }
-      last_line_cues_ = whole ? line_cues_ : line_last_cues_;
+      // A bare label ends a template ("Helpful Answer:", "回答："): the request is the line
+      // before it.
+      if (!line_label_ || content_after_label_) {
+        last_line_cues_ = whole ? line_cues_ : line_last_cues_;
+        if (whole) {
+          for (size_t i = 0; i < kFeatureCount; ++i) {
+            last_line_cues_[i] += label_cues_[i];
+          }
+        }
+      }
       ++lines_with_content_;
     }
     line_cues_ = {};
+    label_cues_ = {};
+    line_label_ = false;
+    content_after_label_ = false;
+    line_words_begin_ = words_;
+    line_cjk_begin_ = cjk_;
     line_sentences_ = 0;
     line_begin_ = code_points_;
   }
@@ -407,7 +465,7 @@ class Scanner {
         // in "11:20".
         if (!after_digit &&
             (i + 1 == text_.size() || !is_ascii_digit(static_cast<unsigned char>(text_[i + 1])))) {
-          in_content_ = true;
+          open_colon_material();
         }
         return;
       case '=':
@@ -607,6 +665,14 @@ class Scanner {
   size_t line_begin_ = 0;  // code_points_ where the line in progress began
   size_t lines_with_content_ = 0;
   bool first_line_short_ = false;
+  bool first_line_question_ = false;
+  // The line's label ("Question:"), if it opens with one, and the cues of the text it names.
+  CueCounts label_cues_{};
+  bool line_label_ = false;
+  bool label_open_ = false;           // in the label's text, until its sentence ends
+  bool content_after_label_ = false;  // the label names something on its line
+  size_t line_words_begin_ = 0;       // words_ and cjk_ where the line in progress began
+  size_t line_cjk_begin_ = 0;
   bool sentence_has_content_ = false;
   bool in_content_ = false;
 

@@ -141,6 +141,44 @@ TEST(PromptFeatures, TaskCuesCountInTheRequestNotInPastedMaterial) {
   EXPECT_GT(feature(of("Summarise:\nThe patient's diagnosis and treatment."), "domain_terms"), 0);
 }
 
+// Retrieval templates put a header or a preamble first and the request last ("Context:\n<the
+// documents>\n\nQuestion: ..."): a short first line that names no task and asks no question is
+// not the request, and a line's label ("Question:") names the request, not material.
+TEST(PromptFeatures, ATemplatesRequestIsReadAfterItsHeader) {
+  const std::string policy =
+      "Customers may return any product within 30 days of delivery for a full refund.\n"
+      "Digital goods are non-refundable once downloaded.\n";
+  const std::string ask = "Analyze this policy for legal risks and draft a compliant revision.";
+  for (const std::string& prompt : {
+           "Context:\n" + policy + "\nQuestion: " + ask,
+           "### Context\n" + policy + "### Question\n" + ask,
+           "<context>\n" + policy + "</context>\n\n" + ask,
+           "Use the following pieces of context to answer the question at the end.\n\n" + policy +
+               "\nQuestion: " + ask + "\nHelpful Answer:",
+           "Context information is below.\n---\n" + policy + "---\nQuery: " + ask + "\nAnswer: ",
+           "参考资料：\n" + policy + "\n问题：请分析这项政策的法律风险并起草合规的修订版。",
+       }) {
+    SCOPED_TRACE(prompt);
+    EXPECT_GT(feature(of(prompt), "hard_task_cues"), 0);
+  }
+  // A label's text at the top is material ("Context: <what to design>"), as any colon's.
+  EXPECT_EQ(feature(of("Context: we design and analyze plans.\n" + policy + "Is it 30 days?"),
+                    "hard_task_cues"),
+            0);
+  // A first line that asks a question in words no cue names is still the request: the material
+  // below it ends where it ends.
+  EXPECT_EQ(feature(of("How long do I have to send it back?\n" + policy +
+                       "Design changes are analyzed yearly."),
+                    "hard_task_cues"),
+            0);
+  // A first line that names its task keeps the last line out ("Thanks, Anna" or a quoted ask).
+  EXPECT_EQ(feature(of("Translate this mail into French.\n" + policy + "Please design a plan."),
+                    "hard_task_cues"),
+            0);
+  // A task before a colon is not a label: "Summarise:" at the end is the request itself.
+  EXPECT_GT(feature(of("Report Q3\n" + policy + "Summarise:"), "easy_task_cues"), 0);
+}
+
 TEST(PromptFeatures, ChineseCuesCountTowardTheSameFeatures) {
   // "Prove there are infinitely many primes and explain each step" / "translate into English".
   const auto hard = of("请证明存在无穷多个素数，并逐步解释每一步为什么成立。");
