@@ -31,6 +31,13 @@ constexpr size_t kMaxInstructionLineChars = 400;
 constexpr size_t kMaxLabelWords = 2;
 constexpr size_t kMaxLabelIdeographs = 4;
 
+// Negations that forbid the task named right after them (Scanner::negated_before).
+constexpr size_t kNegationWindowBytes = 36;
+constexpr std::string_view kEnNegations[] = {"not", "no",   "never", "without",
+                                             "don", "dont", "avoid", "skip"};
+constexpr std::string_view kZhNegations[] = {"不要", "不用", "无需", "无须",
+                                             "不必", "请勿", "不需"};
+
 // One pass over the last user message. Counts only; extract_features turns them into values.
 class Scanner {
  public:
@@ -315,6 +322,7 @@ class Scanner {
         [[fallthrough]];
       case CodePointKind::kTerminator:
         end_word();
+        clause_start_ = begin + length;
         ++sentences_;
         sentence_start_ = true;
         ends_with_terminator_ = true;
@@ -322,6 +330,9 @@ class Scanner {
         return;
       case CodePointKind::kSeparator:
         end_word();
+        if (cp == 0xff0c || cp == 0xff1b || cp == 0xff1a) {  // ，；：
+          clause_start_ = begin + length;
+        }
         if (cp == 0xff1a) {  // a full-width colon, as after "请翻译下面这段话："
           open_colon_material();
         }
@@ -339,10 +350,14 @@ class Scanner {
     ends_with_terminator_ = false;
   }
 
-  // A task cue: counted over the whole text, and in the sentence unless it sits in material
-  // after a colon.
-  void count_cue(uint8_t cue) {
+  // A task cue at byte `at`: counted over the whole text, and in the sentence unless it sits in
+  // material after a colon or a negation forbids it ("no explanation", "不要解释").
+  void count_cue(uint8_t cue, size_t at) {
     ++cues_[cue];
+    // A constraint is often a negation itself ("no more than", "without a calculator").
+    if (cue != kConstraintCues && is_instruction_cue(cue) && negated_before(at)) {
+      return;
+    }
     if (label_open_) {
       ++label_cues_[cue];
     } else if (!in_content_) {
@@ -366,6 +381,58 @@ class Scanner {
     sentence_has_content_ = false;
     in_content_ = false;
     label_open_ = false;
+  }
+
+  static bool is_instruction_cue(uint8_t cue) {
+    return std::find(std::begin(kInstructionCues), std::end(kInstructionCues), cue) !=
+           std::end(kInstructionCues);
+  }
+
+  // Whether a negation just before `at`, in the same clause, forbids the task named there: "Do
+  // not explain", "no analysis needed", "without over-explaining", "不要任何解释", "不用分析".
+  // Three words back in English ("do not explain or analyze"), twelve characters of Chinese
+  // ("不要对错误做任何解释或分析"); a task named before the negation keeps it ("Prove it without
+  // induction"), as does one after a comma or a semicolon ("Don't translate it; analyze it").
+  bool negated_before(size_t at) const {
+    const size_t begin =
+        std::max(clause_start_, at > kNegationWindowBytes ? at - kNegationWindowBytes : 0);
+    const std::string_view before = text_.substr(begin, at - begin);
+    for (const std::string_view negation : kZhNegations) {
+      if (before.find(negation) != std::string_view::npos) {
+        return true;
+      }
+    }
+    size_t end = before.size();
+    for (int words = 0; words < 3 && end > 0;) {
+      while (end > 0 && !is_ascii_letter(static_cast<unsigned char>(before[end - 1]))) {
+        --end;
+      }
+      size_t start = end;
+      while (start > 0 && is_ascii_letter(static_cast<unsigned char>(before[start - 1]))) {
+        --start;
+      }
+      if (start == end) {
+        break;
+      }
+      const std::string_view word = before.substr(start, end - start);
+      if (is_english_negation(word)) {
+        return true;
+      }
+      words += word.size() > 1 ? 1 : 0;  // the "t" of "don't"
+      end = start;
+    }
+    return false;
+  }
+
+  static bool is_english_negation(std::string_view word) {
+    for (const std::string_view negation : kEnNegations) {
+      if (word.size() == negation.size() &&
+          std::equal(word.begin(), word.end(), negation.begin(),
+                     [](char a, char b) { return (a | 0x20) == b; })) {
+        return true;
+      }
+    }
+    return false;
   }
 
   // A colon: what follows is material ("Classify this review: ..."), unless what precedes it is
@@ -439,6 +506,9 @@ class Scanner {
   }
 
   void add_symbol(unsigned char c, size_t i, bool after_digit) {
+    if (c == ',' || c == ';' || c == ':' || c == '.' || c == '!' || c == '?' || c == '\n') {
+      clause_start_ = i + 1;
+    }
     switch (c) {
       case '\n':
         ++newlines_;
@@ -501,7 +571,8 @@ class Scanner {
     for (size_t chars = room; chars > 0; --chars) {
       const uint8_t cue = zh_cues_.find(zh.last(text_, chars));
       if (cue != kNoCue) {
-        count_cue(cue);
+        const std::string_view phrase = zh.last(text_, chars);
+        count_cue(cue, static_cast<size_t>(phrase.data() - text_.data()));
         return zh.length;
       }
     }
@@ -580,7 +651,7 @@ class Scanner {
     const size_t count = find_thai_cues(
         std::string_view(text_.data() + thai_run_begin_, thai_run_end_ - thai_run_begin_), found);
     for (size_t i = 0; i < count; ++i) {
-      count_cue(found[i]);
+      count_cue(found[i], thai_run_begin_);
     }
     thai_run_end_ = 0;
   }
@@ -604,7 +675,7 @@ class Scanner {
       return Tag::kNone;
     }
     if (!count_phrase(entry->tag) && entry->cue != kNoCue) {
-      count_cue(entry->cue);
+      count_cue(entry->cue, word_start_);
     }
     return entry->tag;
   }
@@ -621,7 +692,7 @@ class Scanner {
     if (entry == nullptr || entry->cue == kNoCue) {
       return false;
     }
-    count_cue(entry->cue);
+    count_cue(entry->cue, pair_first_start_);
     return true;
   }
 
@@ -632,7 +703,7 @@ class Scanner {
     if (cue == kNoCue) {
       return false;
     }
-    count_cue(cue);
+    count_cue(cue, word_start_);
     return true;
   }
 
@@ -666,6 +737,7 @@ class Scanner {
   size_t lines_with_content_ = 0;
   bool first_line_short_ = false;
   bool first_line_question_ = false;
+  size_t clause_start_ = 0;  // byte offset where the clause in progress began
   // The line's label ("Question:"), if it opens with one, and the cues of the text it names.
   CueCounts label_cues_{};
   bool line_label_ = false;

@@ -179,6 +179,29 @@ TEST(PromptFeatures, ATemplatesRequestIsReadAfterItsHeader) {
   EXPECT_GT(feature(of("Report Q3\n" + policy + "Summarise:"), "easy_task_cues"), 0);
 }
 
+// "No explanation" asks for less work, not for an explanation: a task a negation forbids is not
+// the task asked.
+TEST(PromptFeatures, ATaskANegationForbidsIsNotTheTask) {
+  for (const std::string prompt : {
+           "List the ERROR lines from the log. Do not explain or analyze them.",
+           "Summarize this in one line, no analysis needed.",
+           "Label each ticket without explaining.",
+           "把错误行挑出来，不要对错误做任何解释或分析。",
+           "只回答数字，不用解释。",
+       }) {
+    SCOPED_TRACE(prompt);
+    const auto features = of(prompt);
+    EXPECT_EQ(feature(features, "hard_task_cues"), 0);
+    EXPECT_EQ(feature(features, "reasoning_cues"), 0);
+  }
+  // A task named before the negation, or in another clause, is the task.
+  EXPECT_GT(feature(of("Prove it without using induction."), "hard_task_cues"), 0);
+  EXPECT_GT(feature(of("Don't translate it; analyze the grammar."), "hard_task_cues"), 0);
+  EXPECT_GT(feature(of("不要翻译，请分析它的语法。"), "hard_task_cues"), 0);
+  // Vocabulary features still count the negation.
+  EXPECT_GT(feature(of("Do not explain."), "negation_cues"), 0);
+}
+
 TEST(PromptFeatures, ChineseCuesCountTowardTheSameFeatures) {
   // "Prove there are infinitely many primes and explain each step" / "translate into English".
   const auto hard = of("请证明存在无穷多个素数，并逐步解释每一步为什么成立。");
