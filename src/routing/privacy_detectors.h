@@ -202,6 +202,11 @@ bool detect_emails(std::string_view t, FindingSink& sink);
 // IPv6 addresses, full and "::"-compressed (privacy_text.cpp).
 bool detect_ipv6(std::string_view t, FindingSink& sink);
 
+// Whether an IPv4 address, by its four octets, is in a range no one on the internet is reached
+// at (privacy_numbers.cpp): such an address identifies nobody. IPv6's IPv4-mapped addresses
+// ("::ffff:10.0.3.21") are judged by it too.
+bool ipv4_not_globally_reachable(const std::array<int, 4>& octets);
+
 // IBANs, compact or in groups of four, checked against the registry and mod 97
 // (privacy_iban.cpp).
 bool detect_ibans(std::string_view t, FindingSink& sink);

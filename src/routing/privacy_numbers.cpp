@@ -13,15 +13,13 @@
 // last matcher tried.
 
 namespace tandem::routing::privacy_detail {
-namespace {
 
-// Whether an IPv4 address belongs to a range no one on the internet is reached at: this
-// network (0/8), private networks (RFC 1918), loopback, link-local, the documentation ranges
-// (RFC 5737), multicast and the reserved block with broadcast. Such an address identifies
-// nobody: 10.0.3.21 is in millions of networks. Pasted logs and configurations are full of them,
-// and each pinned a developer's request to the device. Carrier-grade NAT (100.64/10) is assigned
-// to subscribers and stays private.
-bool not_globally_reachable(const std::array<int, 4>& o) {
+// The ranges: this network (0/8), private networks (RFC 1918), loopback, link-local, the
+// documentation ranges (RFC 5737), multicast and the reserved block with broadcast. 10.0.3.21 is
+// in millions of networks; pasted logs and configurations are full of such addresses, and each
+// pinned a developer's request to the device. Carrier-grade NAT (100.64/10) is assigned to
+// subscribers and stays private.
+bool ipv4_not_globally_reachable(const std::array<int, 4>& o) {
   const bool private_network =
       o[0] == 10 || (o[0] == 172 && o[1] >= 16 && o[1] <= 31) || (o[0] == 192 && o[1] == 168);
   const bool documentation = (o[0] == 192 && o[1] == 0 && o[2] == 2) ||
@@ -30,6 +28,8 @@ bool not_globally_reachable(const std::array<int, 4>& o) {
   const bool link_local = o[0] == 169 && o[1] == 254;
   return o[0] == 0 || o[0] == 127 || o[0] >= 224 || private_network || documentation || link_local;
 }
+
+namespace {
 
 // ---------------------------------------------------------------------------------------------
 // Digit runs
@@ -143,7 +143,7 @@ std::optional<NumberMatch> match_ipv4(const RunShape& s, size_t first) {
   // Addresses no one is reached at say nothing about anyone, nor do network ranges
   // ("81.2.69.0/24") or netmasks (255.255.255.0).
   const bool network = octets[3] == 0 && last + 1 < s.size() && s.joint(last) == '/';
-  if (not_globally_reachable(octets) || network) {
+  if (ipv4_not_globally_reachable(octets) || network) {
     return std::nullopt;
   }
   const bool prerelease = char_at(t, s.end(last)) == '-' && is_alpha(char_at(t, s.end(last) + 1));

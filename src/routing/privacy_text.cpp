@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -254,9 +255,41 @@ int leading_group(std::string_view s) {
   return value;
 }
 
+// The IPv4 address an IPv4-mapped IPv6 address carries ("::ffff:192.168.1.10", also written
+// "0:0:0:0:0:ffff:..."), if `s` is one.
+std::optional<std::array<int, 4>> mapped_ipv4(std::string_view s) {
+  // An address holds hex digits, ':' and '.' only (is_ipv6_char): `| 0x20` lower-cases a letter
+  // and leaves the rest as they are.
+  auto same = [](char p, char c) { return p == (c | 0x20); };
+  for (const std::string_view prefix : {"::ffff:", "0:0:0:0:0:ffff:"}) {
+    if (s.size() <= prefix.size() || !std::equal(prefix.begin(), prefix.end(), s.begin(), same)) {
+      continue;
+    }
+    const std::string_view tail = s.substr(prefix.size());
+    if (!dotted_quad(tail)) {
+      return std::nullopt;
+    }
+    std::array<int, 4> octets{};
+    size_t octet = 0;
+    for (const char c : tail) {  // four groups of one to three digits (dotted_quad)
+      if (c == '.') {
+        ++octet;
+      } else {
+        octets[octet] = octets[octet] * 10 + (c - '0');
+      }
+    }
+    return octets;
+  }
+  return std::nullopt;
+}
+
 // As for IPv4 (privacy_numbers.cpp): unique local (fc00::/7), link-local (fe80::/10), multicast
-// (ff00::/8) and documentation (2001:db8::/32) addresses identify no one.
+// (ff00::/8) and documentation (2001:db8::/32) addresses identify no one, nor does an
+// IPv4-mapped address of such an IPv4 address.
 bool ipv6_not_globally_reachable(std::string_view s) {
+  if (const auto v4 = mapped_ipv4(s)) {
+    return ipv4_not_globally_reachable(*v4);
+  }
   const int first = leading_group(s);
   if ((first & 0xfe00) == 0xfc00 || (first & 0xffc0) == 0xfe80 || (first & 0xff00) == 0xff00) {
     return true;
