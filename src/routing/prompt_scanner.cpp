@@ -394,6 +394,9 @@ class Scanner {
   // ("不要对错误做任何解释或分析"); a task named before the negation keeps it ("Prove it without
   // induction"), as does one after a comma or a semicolon ("Don't translate it; analyze it").
   bool negated_before(size_t at) const {
+    if (at <= clause_start_) {
+      return false;  // the cue opens its clause (or a run read after the clause closed: Thai)
+    }
     const size_t begin =
         std::max(clause_start_, at > kNegationWindowBytes ? at - kNegationWindowBytes : 0);
     const std::string_view before = text_.substr(begin, at - begin);
