@@ -31,6 +31,11 @@ constexpr size_t kMaxInstructionLineChars = 400;
 constexpr size_t kMaxLabelWords = 2;
 constexpr size_t kMaxLabelIdeographs = 4;
 
+// How much of the text between a prompt's first and last lines (the material) counts toward
+// its length (Scanner::weighed_length). Measured on the pair files and the left-out benchmarks
+// at 1, 0.5 and 0.25 (docs/ROUTING_QUALITY.md).
+constexpr double kMaterialLengthWeight = 0.25;
+
 // Negations that forbid the task named right after them (Scanner::negated_before).
 constexpr size_t kNegationWindowBytes = 36;
 constexpr std::string_view kEnNegations[] = {"not", "no",   "never", "without",
@@ -106,7 +111,7 @@ class Scanner {
       return whole > 0 ? static_cast<float>(part / whole) : 0.0f;
     };
     auto& v = f.values;
-    v[kLogChars] = log_count(static_cast<double>(text_.size()));
+    v[kLogChars] = log_count(weighed_length());
     v[kLogWords] = log_count(static_cast<double>(words_));
     v[kSentences] = log_count(static_cast<double>(sentences_));
     v[kQuestionMarks] = log_count(static_cast<double>(question_marks_));
@@ -454,6 +459,41 @@ class Scanner {
       line_label_ = true;
       label_open_ = true;
     }
+  }
+
+  // The prompt's length as the length features read it: its first and last lines whole, what
+  // lies between at kMaterialLengthWeight. Long inputs lean cloud (the framework), but a lookup
+  // in three pages of a contract asks for one fact: the pages are what the answer is found in,
+  // not how much the answer must do. A prompt of one line is all request.
+  double weighed_length() const {
+    const std::string_view first = edge_line(true);
+    const std::string_view last = edge_line(false);
+    if (first.data() + first.size() >= last.data()) {
+      return static_cast<double>(text_.size());
+    }
+    const size_t request = first.size() + last.size();
+    return static_cast<double>(request) +
+           kMaterialLengthWeight * static_cast<double>(text_.size() - request);
+  }
+
+  // The first (or last) line with something on it, without its blanks at the far end.
+  std::string_view edge_line(bool first) const {
+    auto blank = [](char c) { return c == '\n' || is_blank(static_cast<unsigned char>(c)); };
+    if (first) {
+      size_t begin = 0;
+      while (begin < text_.size() && blank(text_[begin])) {
+        ++begin;
+      }
+      const size_t end = std::min(text_.find('\n', begin), text_.size());
+      return text_.substr(begin, end - begin);
+    }
+    size_t end = text_.size();
+    while (end > 0 && blank(text_[end - 1])) {
+      --end;
+    }
+    const size_t newline = end == 0 ? std::string_view::npos : text_.rfind('\n', end - 1);
+    const size_t begin = newline == std::string_view::npos ? 0 : newline + 1;
+    return text_.substr(begin, end - begin);
   }
 
   // Whether the first line is a request: it names a task or asks a question. One that does

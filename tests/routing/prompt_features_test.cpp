@@ -179,6 +179,19 @@ TEST(PromptFeatures, ATemplatesRequestIsReadAfterItsHeader) {
   EXPECT_GT(feature(of("Report Q3\n" + policy + "Summarise:"), "easy_task_cues"), 0);
 }
 
+// A prompt's length counts its first and last lines whole and the material between them at a
+// quarter: three pages of a contract under a one-line question are not three pages of work.
+TEST(PromptFeatures, MaterialBetweenTheEndsCountsAQuarterOfItsLength) {
+  const std::string pages(4000, 'x');
+  const auto one_line = of("Design a plan " + pages);
+  EXPECT_FLOAT_EQ(feature(one_line, "log_chars"), log_count(14 + 4000));
+  const auto carried = of("Context:\n" + pages + "\nQuestion: what is the notice period?");
+  const double ends = 8 + 36;  // "Context:" and the question line
+  EXPECT_NEAR(feature(carried, "log_chars"), log_count(ends + 0.25 * (4000 + 2)), 1e-5);
+  // One line with blank lines around it is all request.
+  EXPECT_FLOAT_EQ(feature(of("\n\n  hi  \n\n"), "log_chars"), log_count(10));
+}
+
 // "No explanation" asks for less work, not for an explanation: a task a negation forbids is not
 // the task asked.
 TEST(PromptFeatures, ATaskANegationForbidsIsNotTheTask) {
@@ -321,7 +334,8 @@ TEST(PromptFeatures, LongPromptsAreLinearAndFinite) {
   for (size_t i = 0; i < kFeatureCount; ++i) {
     EXPECT_TRUE(std::isfinite(f.values[i])) << feature_names()[i];
   }
-  EXPECT_GT(feature(f, "log_chars"), 12.0f);
+  // 200,000 bytes, of which what lies between the first and last lines counts a quarter.
+  EXPECT_GT(feature(f, "log_chars"), 10.5f);
   // Not a benchmark (the machine may be loaded or sanitised): a quadratic scan would take
   // minutes here, a linear one about a millisecond.
   EXPECT_LT(std::chrono::duration<double>(elapsed).count(), 2.0);
