@@ -10,6 +10,7 @@
 #include "routing/prompt_cues_th.h"
 #include "routing/prompt_cues_zh.h"
 #include "routing/prompt_feature_ids.h"
+#include "routing/prompt_request_text.h"
 #include "routing/prompt_vocabulary.h"
 
 namespace tandem::routing {
@@ -30,18 +31,6 @@ constexpr size_t kMaxInstructionLineChars = 400;
 // ("用户问题：").
 constexpr size_t kMaxLabelWords = 2;
 constexpr size_t kMaxLabelIdeographs = 4;
-
-// How much of the text between a prompt's first and last lines (the material) counts toward
-// its length (Scanner::weighed_length). Measured on the pair files and the left-out benchmarks
-// at 1, 0.5 and 0.25 (docs/ROUTING_QUALITY.md).
-constexpr double kMaterialLengthWeight = 0.25;
-
-// Negations that forbid the task named right after them (Scanner::negated_before).
-constexpr size_t kNegationWindowBytes = 36;
-constexpr std::string_view kEnNegations[] = {"not", "no",   "never", "without",
-                                             "don", "dont", "avoid", "skip"};
-constexpr std::string_view kZhNegations[] = {"不要", "不用", "无需", "无须",
-                                             "不必", "请勿", "不需"};
 
 // One pass over the last user message. Counts only; extract_features turns them into values.
 class Scanner {
@@ -111,7 +100,7 @@ class Scanner {
       return whole > 0 ? static_cast<float>(part / whole) : 0.0f;
     };
     auto& v = f.values;
-    v[kLogChars] = log_count(weighed_length());
+    v[kLogChars] = log_count(weighed_prompt_length(text_));
     v[kLogWords] = log_count(static_cast<double>(words_));
     v[kSentences] = log_count(static_cast<double>(sentences_));
     v[kQuestionMarks] = log_count(static_cast<double>(question_marks_));
@@ -360,7 +349,8 @@ class Scanner {
   void count_cue(uint8_t cue, size_t at) {
     ++cues_[cue];
     // A constraint is often a negation itself ("no more than", "without a calculator").
-    if (cue != kConstraintCues && is_instruction_cue(cue) && negated_before(at)) {
+    if (cue != kConstraintCues && is_instruction_cue(cue) &&
+        task_negated_before(text_, clause_start_, at)) {
       return;
     }
     if (label_open_) {
@@ -393,56 +383,6 @@ class Scanner {
            std::end(kInstructionCues);
   }
 
-  // Whether a negation just before `at`, in the same clause, forbids the task named there: "Do
-  // not explain", "no analysis needed", "without over-explaining", "不要任何解释", "不用分析".
-  // Three words back in English ("do not explain or analyze"), twelve characters of Chinese
-  // ("不要对错误做任何解释或分析"); a task named before the negation keeps it ("Prove it without
-  // induction"), as does one after a comma or a semicolon ("Don't translate it; analyze it").
-  bool negated_before(size_t at) const {
-    if (at <= clause_start_) {
-      return false;  // the cue opens its clause (or a run read after the clause closed: Thai)
-    }
-    const size_t begin =
-        std::max(clause_start_, at > kNegationWindowBytes ? at - kNegationWindowBytes : 0);
-    const std::string_view before = text_.substr(begin, at - begin);
-    for (const std::string_view negation : kZhNegations) {
-      if (before.find(negation) != std::string_view::npos) {
-        return true;
-      }
-    }
-    size_t end = before.size();
-    for (int words = 0; words < 3 && end > 0;) {
-      while (end > 0 && !is_ascii_letter(static_cast<unsigned char>(before[end - 1]))) {
-        --end;
-      }
-      size_t start = end;
-      while (start > 0 && is_ascii_letter(static_cast<unsigned char>(before[start - 1]))) {
-        --start;
-      }
-      if (start == end) {
-        break;
-      }
-      const std::string_view word = before.substr(start, end - start);
-      if (is_english_negation(word)) {
-        return true;
-      }
-      words += word.size() > 1 ? 1 : 0;  // the "t" of "don't"
-      end = start;
-    }
-    return false;
-  }
-
-  static bool is_english_negation(std::string_view word) {
-    for (const std::string_view negation : kEnNegations) {
-      if (word.size() == negation.size() &&
-          std::equal(word.begin(), word.end(), negation.begin(),
-                     [](char a, char b) { return (a | 0x20) == b; })) {
-        return true;
-      }
-    }
-    return false;
-  }
-
   // A colon: what follows is material ("Classify this review: ..."), unless what precedes it is
   // a line's label that asks nothing ("Question: ...", "问题：..."). A label's text is material
   // at the top of a prompt ("Context: ...") and the request at its end ("Query: ..."), so its
@@ -459,41 +399,6 @@ class Scanner {
       line_label_ = true;
       label_open_ = true;
     }
-  }
-
-  // The prompt's length as the length features read it: its first and last lines whole, what
-  // lies between at kMaterialLengthWeight. Long inputs lean cloud (the framework), but a lookup
-  // in three pages of a contract asks for one fact: the pages are what the answer is found in,
-  // not how much the answer must do. A prompt of one line is all request.
-  double weighed_length() const {
-    const std::string_view first = edge_line(true);
-    const std::string_view last = edge_line(false);
-    if (first.data() + first.size() >= last.data()) {
-      return static_cast<double>(text_.size());
-    }
-    const size_t request = first.size() + last.size();
-    return static_cast<double>(request) +
-           kMaterialLengthWeight * static_cast<double>(text_.size() - request);
-  }
-
-  // The first (or last) line with something on it, without its blanks at the far end.
-  std::string_view edge_line(bool first) const {
-    auto blank = [](char c) { return c == '\n' || is_blank(static_cast<unsigned char>(c)); };
-    if (first) {
-      size_t begin = 0;
-      while (begin < text_.size() && blank(text_[begin])) {
-        ++begin;
-      }
-      const size_t end = std::min(text_.find('\n', begin), text_.size());
-      return text_.substr(begin, end - begin);
-    }
-    size_t end = text_.size();
-    while (end > 0 && blank(text_[end - 1])) {
-      --end;
-    }
-    const size_t newline = end == 0 ? std::string_view::npos : text_.rfind('\n', end - 1);
-    const size_t begin = newline == std::string_view::npos ? 0 : newline + 1;
-    return text_.substr(begin, end - begin);
   }
 
   // Whether the first line is a request: it names a task or asks a question. One that does

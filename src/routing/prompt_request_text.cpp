@@ -1,0 +1,95 @@
+#include "routing/prompt_request_text.h"
+
+#include <algorithm>
+
+#include "common/ascii.h"
+#include "routing/prompt_code_points.h"
+
+namespace tandem::routing {
+namespace {
+
+constexpr size_t kNegationWindowBytes = 36;  // twelve Chinese characters
+constexpr size_t kNegationWindowWords = 3;
+constexpr std::string_view kEnNegations[] = {"not", "no",   "never", "without",
+                                             "don", "dont", "avoid", "skip"};
+constexpr std::string_view kZhNegations[] = {"不要", "不用", "无需", "无须",
+                                             "不必", "请勿", "不需"};
+
+bool is_english_negation(std::string_view word) {
+  auto same = [](char a, char b) { return (a | 0x20) == b; };  // `word` is ASCII letters
+  return std::any_of(std::begin(kEnNegations), std::end(kEnNegations), [&](std::string_view n) {
+    return word.size() == n.size() && std::equal(word.begin(), word.end(), n.begin(), same);
+  });
+}
+
+bool line_break_or_blank(char c) {
+  return c == '\n' || prompt_detail::is_blank(static_cast<unsigned char>(c));
+}
+
+// The first (or last) line with something on it, without its blanks at the far end.
+std::string_view edge_line(std::string_view text, bool first) {
+  if (first) {
+    size_t begin = 0;
+    while (begin < text.size() && line_break_or_blank(text[begin])) {
+      ++begin;
+    }
+    const size_t end = std::min(text.find('\n', begin), text.size());
+    return text.substr(begin, end - begin);
+  }
+  size_t end = text.size();
+  while (end > 0 && line_break_or_blank(text[end - 1])) {
+    --end;
+  }
+  const size_t newline = end == 0 ? std::string_view::npos : text.rfind('\n', end - 1);
+  const size_t begin = newline == std::string_view::npos ? 0 : newline + 1;
+  return text.substr(begin, end - begin);
+}
+
+}  // namespace
+
+double weighed_prompt_length(std::string_view text) {
+  const std::string_view first = edge_line(text, true);
+  const std::string_view last = edge_line(text, false);
+  if (first.data() + first.size() >= last.data()) {
+    return static_cast<double>(text.size());
+  }
+  const size_t request = first.size() + last.size();
+  return static_cast<double>(request) +
+         kMaterialLengthWeight * static_cast<double>(text.size() - request);
+}
+
+bool task_negated_before(std::string_view text, size_t clause_start, size_t at) {
+  if (at <= clause_start || at > text.size()) {
+    return false;  // the cue opens its clause (or a run read after its clause closed: Thai)
+  }
+  const size_t begin =
+      std::max(clause_start, at > kNegationWindowBytes ? at - kNegationWindowBytes : 0);
+  const std::string_view before = text.substr(begin, at - begin);
+  for (const std::string_view negation : kZhNegations) {
+    if (before.find(negation) != std::string_view::npos) {
+      return true;
+    }
+  }
+  size_t end = before.size();
+  for (size_t words = 0; words < kNegationWindowWords && end > 0;) {
+    while (end > 0 && !is_ascii_letter(static_cast<unsigned char>(before[end - 1]))) {
+      --end;
+    }
+    size_t start = end;
+    while (start > 0 && is_ascii_letter(static_cast<unsigned char>(before[start - 1]))) {
+      --start;
+    }
+    if (start == end) {
+      break;
+    }
+    const std::string_view word = before.substr(start, end - start);
+    if (is_english_negation(word)) {
+      return true;
+    }
+    words += word.size() > 1 ? 1 : 0;  // the "t" of "don't"
+    end = start;
+  }
+  return false;
+}
+
+}  // namespace tandem::routing
