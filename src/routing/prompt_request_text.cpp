@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "common/ascii.h"
-#include "routing/prompt_code_points.h"
+#include "routing/request_spans.h"
 
 namespace tandem::routing {
 namespace {
@@ -22,38 +22,15 @@ bool is_english_negation(std::string_view word) {
   });
 }
 
-bool line_break_or_blank(char c) {
-  return c == '\n' || prompt_detail::is_blank(static_cast<unsigned char>(c));
-}
-
-// The first (or last) line with something on it, without its blanks at the far end.
-std::string_view edge_line(std::string_view text, bool first) {
-  if (first) {
-    size_t begin = 0;
-    while (begin < text.size() && line_break_or_blank(text[begin])) {
-      ++begin;
-    }
-    const size_t end = std::min(text.find('\n', begin), text.size());
-    return text.substr(begin, end - begin);
-  }
-  size_t end = text.size();
-  while (end > 0 && line_break_or_blank(text[end - 1])) {
-    --end;
-  }
-  const size_t newline = end == 0 ? std::string_view::npos : text.rfind('\n', end - 1);
-  const size_t begin = newline == std::string_view::npos ? 0 : newline + 1;
-  return text.substr(begin, end - begin);
-}
-
 }  // namespace
 
 double weighed_prompt_length(std::string_view text) {
-  const std::string_view first = edge_line(text, true);
-  const std::string_view last = edge_line(text, false);
-  if (first.data() + first.size() >= last.data()) {
-    return static_cast<double>(text.size());
+  const TextSpan first = first_content_line(text);
+  const TextSpan last = last_content_line(text);
+  if (first.end >= last.begin) {
+    return static_cast<double>(text.size());  // one line, or none
   }
-  const size_t request = first.size() + last.size();
+  const size_t request = (first.end - first.begin) + (last.end - last.begin);
   return static_cast<double>(request) +
          kMaterialLengthWeight * static_cast<double>(text.size() - request);
 }

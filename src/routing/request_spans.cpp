@@ -64,36 +64,6 @@ bool blank_line(std::string_view text, TextSpan line) {
   return true;
 }
 
-// The first line with something on it; begin == end when the text has none.
-TextSpan first_line(std::string_view text) {
-  size_t begin = 0;
-  while (begin < text.size()) {
-    const size_t newline = text.find('\n', begin);
-    const TextSpan line{begin, newline == std::string_view::npos ? text.size() : newline};
-    if (!blank_line(text, line)) {
-      return line;
-    }
-    begin = line.end + 1;
-  }
-  return {text.size(), text.size()};
-}
-
-TextSpan last_line(std::string_view text) {
-  size_t end = text.size();
-  while (end > 0) {
-    const size_t newline = text.rfind('\n', end - 1);
-    const TextSpan line{newline == std::string_view::npos ? 0 : newline + 1, end};
-    if (!blank_line(text, line)) {
-      return line;
-    }
-    if (newline == std::string_view::npos) {
-      break;
-    }
-    end = newline;
-  }
-  return {0, 0};
-}
-
 // The length of a sentence terminator at text[i] (". " "? " "! ", 。？！, the Arabic ؟ and ۔,
 // the Devanagari । and ॥), else 0.
 size_t terminator_at(std::string_view text, size_t i, size_t end) {
@@ -293,11 +263,11 @@ PromptRequest find_prompt_request(std::string_view text, size_t window_bytes) {
 
 RequestSpans find_request_spans(std::string_view text, bool read_first, bool read_last) {
   RequestSpans out;
-  const TextSpan first = first_line(text);
+  const TextSpan first = first_content_line(text);
   if (first.begin == first.end) {
     return out;
   }
-  const TextSpan last = last_line(text);
+  const TextSpan last = last_content_line(text);
   const bool one_line = first.begin == last.begin;
   auto is_short = [&](TextSpan line) {
     return short_line(text.substr(line.begin, line.end - line.begin));
@@ -313,6 +283,35 @@ RequestSpans find_request_spans(std::string_view text, bool read_first, bool rea
     add_request(text, tail, out);
   }
   return out;
+}
+
+TextSpan first_content_line(std::string_view text) {
+  size_t begin = 0;
+  while (begin < text.size()) {
+    const size_t newline = text.find('\n', begin);
+    const TextSpan line{begin, newline == std::string_view::npos ? text.size() : newline};
+    if (!blank_line(text, line)) {
+      return line;
+    }
+    begin = line.end + 1;
+  }
+  return {text.size(), text.size()};
+}
+
+TextSpan last_content_line(std::string_view text) {
+  size_t end = text.size();
+  while (end > 0) {
+    const size_t newline = text.rfind('\n', end - 1);
+    const TextSpan line{newline == std::string_view::npos ? 0 : newline + 1, end};
+    if (!blank_line(text, line)) {
+      return line;
+    }
+    if (newline == std::string_view::npos) {
+      break;
+    }
+    end = newline;
+  }
+  return {0, 0};
 }
 
 }  // namespace tandem::routing

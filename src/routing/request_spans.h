@@ -30,6 +30,11 @@ struct TextSpan {
   size_t end = 0;  // one past the last byte
 };
 
+// The first (last) line with something on it, blanks at its ends included; begin == end when
+// the text has none.
+TextSpan first_content_line(std::string_view text);
+TextSpan last_content_line(std::string_view text);
+
 // The request's spans, in order, not overlapping. Quoted material beyond the capacity stays in
 // the request (a line with more than a few quotations is rare, and the request then still
 // counts).
