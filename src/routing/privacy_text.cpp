@@ -185,20 +185,29 @@ constexpr bool is_ipv6_char(char c) {
   return is_hex(c) || c == ':' || c == '.';
 }
 
-bool dotted_quad(std::string_view s) {
-  int parts = 0;
+// The four octets of a dotted IPv4 address, if `s` is one.
+std::optional<std::array<int, 4>> dotted_quad(std::string_view s) {
+  std::array<int, 4> octets{};
+  size_t parts = 0;
   for (size_t begin = 0; begin <= s.size();) {
     size_t end = s.find('.', begin);
     end = end == std::string_view::npos ? s.size() : end;
     const std::string_view part = s.substr(begin, end - begin);
-    if (part.empty() || part.size() > 3 || !std::all_of(part.begin(), part.end(), is_digit) ||
-        leading_number(part, 3) > 255) {
-      return false;
+    if (parts == octets.size() || part.empty() || part.size() > 3 ||
+        !std::all_of(part.begin(), part.end(), is_digit)) {
+      return std::nullopt;
     }
-    ++parts;
+    const int octet = leading_number(part, 3);
+    if (octet > 255) {
+      return std::nullopt;
+    }
+    octets[parts++] = octet;
     begin = end + 1;
   }
-  return parts == 4;
+  if (parts != octets.size()) {
+    return std::nullopt;
+  }
+  return octets;
 }
 
 // The 16-bit groups of a ':'-separated list ("" has none); nullopt if malformed.
@@ -265,20 +274,7 @@ std::optional<std::array<int, 4>> mapped_ipv4(std::string_view s) {
     if (s.size() <= prefix.size() || !std::equal(prefix.begin(), prefix.end(), s.begin(), same)) {
       continue;
     }
-    const std::string_view tail = s.substr(prefix.size());
-    if (!dotted_quad(tail)) {
-      return std::nullopt;
-    }
-    std::array<int, 4> octets{};
-    size_t octet = 0;
-    for (const char c : tail) {  // four groups of one to three digits (dotted_quad)
-      if (c == '.') {
-        ++octet;
-      } else {
-        octets[octet] = octets[octet] * 10 + (c - '0');
-      }
-    }
-    return octets;
+    return dotted_quad(s.substr(prefix.size()));
   }
   return std::nullopt;
 }
