@@ -22,7 +22,42 @@ bool is_english_negation(std::string_view word) {
   });
 }
 
+bool word_char(char c) {
+  return is_ascii_letter(static_cast<unsigned char>(c)) || (c >= '0' && c <= '9');
+}
+
+// How far back a parameter's opening quote is looked for: a tool header's values are short.
+constexpr size_t kParameterValueBytes = 64;
+
+bool inside_parameter_value(std::string_view text, size_t begin) {
+  const size_t floor = begin > kParameterValueBytes ? begin - kParameterValueBytes : 0;
+  for (size_t i = begin; i > floor; --i) {
+    const char c = text[i - 1];
+    if (c == '\n') {
+      return false;
+    }
+    if (c == '"' || c == '\'') {
+      return i >= 2 && text[i - 2] == '=';  // the nearest quote opens a value: `title="`
+    }
+  }
+  return false;
+}
+
 }  // namespace
+
+bool part_of_identifier(std::string_view text, size_t begin, size_t end) {
+  if (begin > end || end > text.size()) {
+    return false;
+  }
+  const char before = begin > 0 ? text[begin - 1] : ' ';
+  const char after = end < text.size() ? text[end] : ' ';
+  const bool joined_before =
+      (before == '_' || before == '.') && begin >= 2 && word_char(text[begin - 2]);
+  const bool joined_after =
+      (after == '_' || after == '.') && end + 1 < text.size() && word_char(text[end + 1]);
+  return joined_before || joined_after || after == '=' || after == '(' ||
+         inside_parameter_value(text, begin);
+}
 
 double weighed_prompt_length(std::string_view text) {
   const TextSpan first = first_content_line(text);

@@ -1,7 +1,8 @@
 #pragma once
-// Two readings of a prompt's text beside the cue scan's one pass (prompt_scanner.cpp): whether
-// a negation forbids the task a cue names ("do not explain"), and how long the prompt is once
-// the material between its first and last lines is weighed down.
+// Readings of a prompt's text beside the cue scan's one pass (prompt_scanner.cpp): whether a
+// negation forbids the task a cue names ("do not explain"), whether a cue word is part of a
+// tool's identifier rather than a task asked, and how long the prompt is once the material
+// between its first and last lines is weighed down.
 //
 // Thread-safety: pure functions.
 
@@ -28,5 +29,13 @@ double weighed_prompt_length(std::string_view text);
 // it ("Prove it without induction"), as does one in the next clause ("Don't translate it;
 // analyze it").
 bool task_negated_before(std::string_view text, size_t clause_start, size_t at);
+
+// Whether the word text[begin, end) is part of an identifier or a parameter rather than a word
+// of the request: joined to another word by '_' or '.' ("zendesk.search_tickets",
+// "get_transcript"), named as a parameter or called ("sort=created_asc", "list("), or inside a
+// parameter's quoted value (`title="Orders DB migration sync"`). Agents paste a tool call's
+// header above its result ("Tool result (pagerduty.list_incidents, ...):"); its words name the
+// tool, not what the user asks of its output.
+bool part_of_identifier(std::string_view text, size_t begin, size_t end);
 
 }  // namespace tandem::routing

@@ -622,7 +622,9 @@ class Scanner {
     if (entry == nullptr) {
       return Tag::kNone;
     }
-    if (!count_phrase(entry->tag) && entry->cue != kNoCue) {
+    const bool names_a_tool =
+        is_instruction_cue(entry->cue) && part_of_identifier(text_, word_start_, word_end_);
+    if (!count_phrase(entry->tag) && entry->cue != kNoCue && !names_a_tool) {
       count_cue(entry->cue, word_start_);
     }
     return entry->tag;

@@ -177,6 +177,14 @@ TEST(PromptFeatures, ATemplatesRequestIsReadAfterItsHeader) {
             0);
   // A task before a colon is not a label: "Summarise:" at the end is the request itself.
   EXPECT_GT(feature(of("Report Q3\n" + policy + "Summarise:"), "easy_task_cues"), 0);
+  // An agent's tool header names the tool, not a task ("list", "search", "sort"): the request
+  // after the tool's result is read.
+  const auto after_tool =
+      of(R"(Tool result (pagerduty.list_incidents, service="data", sort=created_asc):)"
+         "\n" +
+         policy + "Request: Analyze these incidents and design an alerting policy.");
+  EXPECT_EQ(feature(after_tool, "easy_task_cues"), 0);
+  EXPECT_GT(feature(after_tool, "hard_task_cues"), 0);
 }
 
 // A prompt's length counts its first and last lines whole and the material between them at a
