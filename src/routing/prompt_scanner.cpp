@@ -12,6 +12,7 @@
 #include "routing/prompt_feature_ids.h"
 #include "routing/prompt_request_text.h"
 #include "routing/prompt_vocabulary.h"
+#include "routing/request_spans.h"
 
 namespace tandem::routing {
 namespace {
@@ -106,10 +107,24 @@ class Scanner {
     v[kQuestionMarks] = log_count(static_cast<double>(question_marks_));
     v[kLines] = log_count(static_cast<double>(has_content_ ? newlines_ + 1 : 0));
     v[kDigitRatio] = ratio(static_cast<double>(digits_), static_cast<double>(code_points_));
-    v[kNumbers] = log_count(static_cast<double>(numbers_));
+    // Pages pasted between a prompt's first and last lines (more than the task model's two
+    // windows) count as the length does: the figures, terms and negations of a contract are
+    // what a lookup searches, not how much the answer must do. A shorter prompt's middle is its
+    // question (a benchmark harness's "Question: ..." between its instruction and "Answer:"),
+    // and its terms are the signal.
+    const bool pasted_pages = lines_with_content_ > 1 && text_.size() > 2 * kRequestWindowBytes;
+    auto weighed = [&](size_t total, size_t first, size_t last) {
+      if (!pasted_pages) {
+        return static_cast<double>(total);
+      }
+      const size_t request = first + last;
+      return static_cast<double>(request) +
+             kMaterialLengthWeight * static_cast<double>(total - request);
+    };
+    v[kNumbers] = log_count(weighed(numbers_, first_line_numbers_, last_line_numbers_));
     for (uint8_t cue : {kMathSymbols, kMathTerms, kCodeSymbols, kCodeKeywords, kChoiceOptions,
                         kNegationCues, kDomainTerms}) {
-      v[cue] = log_count(static_cast<double>(cues_[cue]));
+      v[cue] = log_count(weighed(cues_[cue], first_line_counts_[cue], last_line_counts_[cue]));
     }
     // Task cues say what is asked, so they count where the asking is: the first and the last
     // sentence, outside text after a colon (what is pasted to be classified, translated or
@@ -416,6 +431,19 @@ class Scanner {
     return false;
   }
 
+  // Keeps the counts of the line that is closing when it is the first or (so far) the last line
+  // with content.
+  void keep_line_counts() {
+    for (size_t i = 0; i < kFeatureCount; ++i) {
+      last_line_counts_[i] = cues_[i] - line_start_counts_[i];
+    }
+    last_line_numbers_ = numbers_ - line_start_numbers_;
+    if (lines_with_content_ == 0) {
+      first_line_counts_ = last_line_counts_;
+      first_line_numbers_ = last_line_numbers_;
+    }
+  }
+
   // Ends the line in progress (at a line break, counted, or the end of the text). The request is
   // the first line when it is short ("Translate this into French:" over a pasted email); a long
   // first line is material, so the request is its first sentence and the last line (whole when
@@ -425,6 +453,7 @@ class Scanner {
   void close_line() {
     close_sentence();
     if (line_sentences_ > 0) {
+      keep_line_counts();
       const bool whole = code_points_ - line_begin_ <= kMaxInstructionLineChars;
       if (lines_with_content_ == 0) {
         first_line_short_ = whole;
@@ -443,6 +472,8 @@ class Scanner {
       }
       ++lines_with_content_;
     }
+    line_start_counts_ = cues_;
+    line_start_numbers_ = numbers_;
     line_cues_ = {};
     label_cues_ = {};
     line_label_ = false;
@@ -673,6 +704,14 @@ class Scanner {
   size_t sentences_ = 0;
   size_t question_marks_ = 0;
   size_t newlines_ = 0;
+  // cues_ and numbers_ where the line in progress began, and on the first and last lines with
+  // content (what lies between them is material).
+  std::array<size_t, kFeatureCount> line_start_counts_{};
+  std::array<size_t, kFeatureCount> first_line_counts_{};
+  std::array<size_t, kFeatureCount> last_line_counts_{};
+  size_t line_start_numbers_ = 0;
+  size_t first_line_numbers_ = 0;
+  size_t last_line_numbers_ = 0;
 
   // Task cues of the sentence and the line in progress, and of the first and last lines.
   using CueCounts = std::array<uint32_t, kFeatureCount>;

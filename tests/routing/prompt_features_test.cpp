@@ -9,6 +9,7 @@
 
 #include "prompt_feature_reading.h"
 #include "routing/prompt_cues_zh.h"
+#include "routing/request_spans.h"
 #include "routing/task_model.h"
 
 namespace tandem::routing {
@@ -198,6 +199,30 @@ TEST(PromptFeatures, MaterialBetweenTheEndsCountsAQuarterOfItsLength) {
   EXPECT_NEAR(feature(carried, "log_chars"), log_count(ends + 0.25 * (4000 + 2)), 1e-5);
   // One line with blank lines around it is all request.
   EXPECT_FLOAT_EQ(feature(of("\n\n  hi  \n\n"), "log_chars"), log_count(10));
+}
+
+// Pages pasted between the first and last lines count their figures and terms as the length
+// counts their bytes: a lookup in a fee schedule is not a hundred numbers of work. A shorter
+// prompt's middle is its question (a harness's "Question: ..." before "Answer:") and counts
+// whole.
+TEST(PromptFeatures, PastedPagesCountTheirFiguresAtAQuarter) {
+  std::string pages;
+  for (int clause = 1; clause <= 80; ++clause) {
+    pages += "Clause " + std::to_string(clause) + ": the fee is 30 USD.\n";  // two numbers
+  }
+  ASSERT_GT(pages.size(), 2 * kRequestWindowBytes);
+  const auto carried = of("Fee schedule:\n" + pages + "Question: what is the fee in clause 7?");
+  EXPECT_NEAR(feature(carried, "numbers"), log_count(1 + 0.25 * 160), 1e-5);
+  // The same shape under two windows: every number counts.
+  std::string short_pages;
+  for (int clause = 1; clause <= 10; ++clause) {
+    short_pages += "Clause " + std::to_string(clause) + ": the fee is 30 USD.\n";
+  }
+  const auto question = of("Fee schedule:\n" + short_pages + "Question: what is clause 7?");
+  EXPECT_FLOAT_EQ(feature(question, "numbers"), log_count(21));
+  // One long line is all request, as for the length.
+  const std::string one_line(3000, 'x');
+  EXPECT_FLOAT_EQ(feature(of("Add 2 and 3 " + one_line), "numbers"), log_count(2));
 }
 
 // "No explanation" asks for less work, not for an explanation: a task a negation forbids is not
