@@ -111,7 +111,8 @@ class Scanner {
     // windows) count as the length does: the figures, terms and negations of a contract are
     // what a lookup searches, not how much the answer must do. A shorter prompt's middle is its
     // question (a benchmark harness's "Question: ..." between its instruction and "Answer:"),
-    // and its terms are the signal.
+    // and its terms are the signal. A multiple-choice question's options are its shape, not
+    // material, wherever they stand (query_kind.cpp reads them too).
     const bool pasted_pages = lines_with_content_ > 1 && text_.size() > 2 * kRequestWindowBytes;
     auto weighed = [&](size_t total, size_t first, size_t last) {
       if (!pasted_pages) {
@@ -122,10 +123,11 @@ class Scanner {
              kMaterialLengthWeight * static_cast<double>(total - request);
     };
     v[kNumbers] = log_count(weighed(numbers_, first_line_numbers_, last_line_numbers_));
-    for (uint8_t cue : {kMathSymbols, kMathTerms, kCodeSymbols, kCodeKeywords, kChoiceOptions,
-                        kNegationCues, kDomainTerms}) {
+    for (uint8_t cue :
+         {kMathSymbols, kMathTerms, kCodeSymbols, kCodeKeywords, kNegationCues, kDomainTerms}) {
       v[cue] = log_count(weighed(cues_[cue], first_line_counts_[cue], last_line_counts_[cue]));
     }
+    v[kChoiceOptions] = log_count(static_cast<double>(cues_[kChoiceOptions]));
     // Task cues say what is asked, so they count where the asking is: the first and the last
     // sentence, outside text after a colon (what is pasted to be classified, translated or
     // summarised mentions "plan" or "design" without asking for one).

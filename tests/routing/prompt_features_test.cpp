@@ -220,6 +220,13 @@ TEST(PromptFeatures, PastedPagesCountTheirFiguresAtAQuarter) {
   }
   const auto question = of("Fee schedule:\n" + short_pages + "Question: what is clause 7?");
   EXPECT_FLOAT_EQ(feature(question, "numbers"), log_count(21));
+  // A long multiple-choice question's options are its shape, not material: counted whole.
+  std::string options;
+  for (const char letter : {'A', 'B', 'C', 'D'}) {
+    options += std::string(1, letter) + ": " + std::string(600, 'x') + "\n";
+  }
+  EXPECT_FLOAT_EQ(feature(of("Answer the question.\n" + options + "Answer:"), "choice_options"),
+                  log_count(4));
   // One long line is all request, as for the length.
   const std::string one_line(3000, 'x');
   EXPECT_FLOAT_EQ(feature(of("Add 2 and 3 " + one_line), "numbers"), log_count(2));
