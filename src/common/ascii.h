@@ -12,6 +12,9 @@ inline bool is_ascii_letter(unsigned char c) {
 inline bool is_ascii_digit(unsigned char c) {
   return c >= '0' && c <= '9';
 }
+inline bool is_ascii_alnum(unsigned char c) {
+  return is_ascii_digit(c) || is_ascii_letter(c);
+}
 // A to Z lowered; every other byte, UTF-8 included, as it is.
 inline char lower_ascii(char c) {
   return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;

@@ -23,7 +23,7 @@ bool is_english_negation(std::string_view word) {
 }
 
 bool word_char(char c) {
-  return is_ascii_letter(static_cast<unsigned char>(c)) || (c >= '0' && c <= '9');
+  return is_ascii_alnum(static_cast<unsigned char>(c));
 }
 
 // How far back a parameter's opening quote is looked for: a tool header's values are short.
@@ -65,9 +65,12 @@ double weighed_prompt_length(std::string_view text) {
   if (first.end >= last.begin) {
     return static_cast<double>(text.size());  // one line, or none
   }
-  const size_t request = (first.end - first.begin) + (last.end - last.begin);
+  return weigh_material(text.size(), (first.end - first.begin) + (last.end - last.begin));
+}
+
+double weigh_material(size_t total, size_t request) {
   return static_cast<double>(request) +
-         kMaterialLengthWeight * static_cast<double>(text.size() - request);
+         kMaterialLengthWeight * static_cast<double>(total - request);
 }
 
 bool task_negated_before(std::string_view text, size_t clause_start, size_t at) {

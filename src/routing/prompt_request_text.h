@@ -22,6 +22,10 @@ inline constexpr double kMaterialLengthWeight = 0.25;
 // not how much the answer must do. A prompt of one line is all request.
 double weighed_prompt_length(std::string_view text);
 
+// `total` counted with `request` of it in the first and last lines: the request whole, the rest
+// at kMaterialLengthWeight (request <= total).
+double weigh_material(size_t total, size_t request);
+
 // Whether a negation just before text[at], in the clause that began at `clause_start`, forbids
 // the task named there: "Do not explain", "no analysis needed", "without over-explaining",
 // "不要任何解释", "不用分析". Three words back in English ("do not explain or analyze"), twelve

@@ -118,9 +118,7 @@ class Scanner {
       if (!pasted_pages) {
         return static_cast<double>(total);
       }
-      const size_t request = first + last;
-      return static_cast<double>(request) +
-             kMaterialLengthWeight * static_cast<double>(total - request);
+      return weigh_material(total, first + last);
     };
     v[kNumbers] = log_count(weighed(numbers_, first_line_numbers_, last_line_numbers_));
     for (uint8_t cue :

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 
+#include "common/ascii.h"
 #include "common/utf8.h"
 
 namespace tandem::routing {
@@ -14,10 +15,6 @@ constexpr size_t kMaxRequestLineChars = 400;
 
 bool is_blank(unsigned char c) {
   return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
-}
-
-bool is_ascii_alnum(unsigned char c) {
-  return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z');
 }
 
 size_t count_chars(std::string_view text) {
