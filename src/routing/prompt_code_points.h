@@ -32,6 +32,32 @@ inline bool is_blank(unsigned char c) {
   return c == ' ' || c == '\t' || c == '\r';
 }
 
+// Whether a terminator before text[next] ends a sentence: the text ends, or a blank or a line
+// break follows, after any closing quotes or brackets.
+inline bool ends_sentence(std::string_view text, size_t next) {
+  while (next < text.size() &&
+         (text[next] == '"' || text[next] == '\'' || text[next] == ')' || text[next] == ']')) {
+    ++next;
+  }
+  return next == text.size() || is_blank(static_cast<unsigned char>(text[next])) ||
+         text[next] == '\n';
+}
+
+// Whether a line starting at text[i] opens with a multiple-choice option: "A." "B)" "c:" "(D)".
+inline bool opens_choice_option(std::string_view text, size_t i) {
+  auto at = [&](size_t k) -> unsigned char {
+    return i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : '\0';
+  };
+  auto option_letter = [](unsigned char c) {
+    return (c >= 'A' && c <= 'H') || (c >= 'a' && c <= 'h');
+  };
+  auto follows_option = [](unsigned char c) { return c == ' ' || c == '\t' || c == '\0'; };
+  const bool lettered = option_letter(at(0)) && (at(1) == '.' || at(1) == ')' || at(1) == ':') &&
+                        follows_option(at(2));
+  const bool parenthesised = at(0) == '(' && option_letter(at(1)) && at(2) == ')';
+  return lettered || parenthesised;
+}
+
 // What a non-ASCII code point counts as.
 enum class CodePointKind : uint8_t { kLetter, kCjk, kMath, kTerminator, kQuestion, kSeparator };
 

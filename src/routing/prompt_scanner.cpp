@@ -12,26 +12,13 @@
 #include "routing/prompt_feature_ids.h"
 #include "routing/prompt_request_text.h"
 #include "routing/prompt_vocabulary.h"
+#include "routing/request_cues.h"
 #include "routing/request_spans.h"
 
 namespace tandem::routing {
 namespace {
 
 using namespace prompt_detail;
-
-// The cues that name the task asked for (prompt_features.h): counted in the instruction only.
-constexpr uint8_t kInstructionCues[] = {kEasyTaskCues,  kYesNoCues,    kHardTaskCues,
-                                        kReasoningCues, kCreativeCues, kConstraintCues,
-                                        kFactoidCues};
-
-// A line longer than this many characters is read as material (a pasted email, an article),
-// not as the request. Characters, not bytes: a Chinese request is three bytes a character.
-constexpr size_t kMaxInstructionLineChars = 400;
-
-// A line's label before a colon: at most two words ("User question:") or four ideographs
-// ("用户问题：").
-constexpr size_t kMaxLabelWords = 2;
-constexpr size_t kMaxLabelIdeographs = 4;
 
 // One pass over the last user message. Counts only; extract_features turns them into values.
 class Scanner {
@@ -113,26 +100,20 @@ class Scanner {
     // question (a benchmark harness's "Question: ..." between its instruction and "Answer:"),
     // and its terms are the signal. A multiple-choice question's options are its shape, not
     // material, wherever they stand (query_kind.cpp reads them too).
-    const bool pasted_pages = lines_with_content_ > 1 && text_.size() > 2 * kRequestWindowBytes;
-    auto weighed = [&](size_t total, size_t first, size_t last) {
-      if (!pasted_pages) {
-        return static_cast<double>(total);
-      }
-      return weigh_material(total, first + last);
+    const bool pasted_pages =
+        request_.lines_with_content() > 1 && text_.size() > 2 * kRequestWindowBytes;
+    auto weighed = [&](size_t total, size_t in_request) {
+      return pasted_pages ? weigh_material(total, in_request) : static_cast<double>(total);
     };
-    v[kNumbers] = log_count(weighed(numbers_, first_line_numbers_, last_line_numbers_));
+    v[kNumbers] = log_count(weighed(numbers_, line_counts_.numbers_in_request()));
     for (uint8_t cue :
          {kMathSymbols, kMathTerms, kCodeSymbols, kCodeKeywords, kNegationCues, kDomainTerms}) {
-      v[cue] = log_count(weighed(cues_[cue], first_line_counts_[cue], last_line_counts_[cue]));
+      v[cue] = log_count(weighed(cues_[cue], line_counts_.cues_in_request(cue)));
     }
     v[kChoiceOptions] = log_count(static_cast<double>(cues_[kChoiceOptions]));
-    // Task cues say what is asked, so they count where the asking is: the first and the last
-    // sentence, outside text after a colon (what is pasted to be classified, translated or
-    // summarised mentions "plan" or "design" without asking for one).
+    // Task cues say what is asked, so they count where the asking is (request_cues.h).
     for (uint8_t cue : kInstructionCues) {
-      const bool add_last = lines_with_content_ > 1 && (!first_line_short_ || !first_line_asks());
-      const size_t count = first_line_cues_[cue] + (add_last ? last_line_cues_[cue] : 0);
-      v[cue] = log_count(static_cast<double>(count));
+      v[cue] = log_count(static_cast<double>(request_.count(cue)));
     }
     v[kNonAsciiRatio] = ratio(static_cast<double>(non_ascii_), static_cast<double>(code_points_));
     v[kCjkRatio] = ratio(static_cast<double>(cjk_), static_cast<double>(code_points_));
@@ -335,7 +316,7 @@ class Scanner {
         ++sentences_;
         sentence_start_ = true;
         ends_with_terminator_ = true;
-        close_sentence();
+        request_.close_sentence();
         return;
       case CodePointKind::kSeparator:
         end_word();
@@ -343,7 +324,7 @@ class Scanner {
           clause_start_ = begin + length;
         }
         if (cp == 0xff1a) {  // a full-width colon, as after "请翻译下面这段话："
-          open_colon_material();
+          request_.open_colon_material(words_, cjk_);
         }
         return;
     }
@@ -352,10 +333,9 @@ class Scanner {
   // A letter, digit or ideograph: the text and the sentence have content, which no longer
   // starts a sentence nor ends at a terminator.
   void mark_content() {
-    content_after_label_ = line_label_;
+    request_.mark_content();
     sentence_start_ = false;
     has_content_ = true;
-    sentence_has_content_ = true;
     ends_with_terminator_ = false;
   }
 
@@ -368,120 +348,16 @@ class Scanner {
         task_negated_before(text_, clause_start_, at)) {
       return;
     }
-    if (label_open_) {
-      ++label_cues_[cue];
-    } else if (!in_content_) {
-      ++sentence_cues_[cue];
-    }
+    request_.add(cue);
   }
 
-  // Ends the sentence in progress (at a terminator, a line break or the end of the text).
-  void close_sentence() {
-    if (sentence_has_content_) {
-      if (line_sentences_ == 0) {
-        line_first_cues_ = sentence_cues_;
-      }
-      line_last_cues_ = sentence_cues_;
-      for (size_t i = 0; i < kFeatureCount; ++i) {
-        line_cues_[i] += sentence_cues_[i];
-      }
-      ++line_sentences_;
-    }
-    sentence_cues_ = {};
-    sentence_has_content_ = false;
-    in_content_ = false;
-    label_open_ = false;
-  }
-
-  static bool is_instruction_cue(uint8_t cue) {
-    return std::find(std::begin(kInstructionCues), std::end(kInstructionCues), cue) !=
-           std::end(kInstructionCues);
-  }
-
-  // A colon: what follows is material ("Classify this review: ..."), unless what precedes it is
-  // a line's label that asks nothing ("Question: ...", "问题：..."). A label's text is material
-  // at the top of a prompt ("Context: ...") and the request at its end ("Query: ..."), so its
-  // cues are kept apart (label_cues_) for close_line to count only on the last line.
-  void open_colon_material() {
-    in_content_ = true;
-    if (line_label_) {
-      return;
-    }
-    const size_t words = words_ - line_words_begin_;
-    const size_t ideographs = cjk_ - line_cjk_begin_;
-    if (words - ideographs <= kMaxLabelWords && ideographs <= kMaxLabelIdeographs &&
-        !asks_something(line_cues_) && !asks_something(sentence_cues_)) {
-      line_label_ = true;
-      label_open_ = true;
-    }
-  }
-
-  // Whether the first line is a request: it names a task or asks a question. One that does
-  // neither is a title, a greeting, a fence or a template's preamble ("Context:", "Use the
-  // following pieces of context to answer the question at the end."), and the request is the
-  // last line.
-  bool first_line_asks() const { return first_line_question_ || asks_something(first_line_cues_); }
-
-  static bool asks_something(const std::array<uint32_t, kFeatureCount>& cues) {
-    for (uint8_t cue : kInstructionCues) {
-      if (cues[cue] > 0) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  // Keeps the counts of the line that is closing when it is the first or (so far) the last line
-  // with content.
-  void keep_line_counts() {
-    for (size_t i = 0; i < kFeatureCount; ++i) {
-      last_line_counts_[i] = cues_[i] - line_start_counts_[i];
-    }
-    last_line_numbers_ = numbers_ - line_start_numbers_;
-    if (lines_with_content_ == 0) {
-      first_line_counts_ = last_line_counts_;
-      first_line_numbers_ = last_line_numbers_;
-    }
-  }
-
-  // Ends the line in progress (at a line break, counted, or the end of the text). The request is
-  // the first line when it is short ("Translate this into French:" over a pasted email); a long
-  // first line is material, so the request is its first sentence and the last line (whole when
-  // short, else its last sentence: "<article>\n\nSummarise the above."). When the first line is
-  // short and asks (first_line_asks), the last line is not added: pasted mail ends in short lines
-  // too ("Thanks, Anna").
+  // Ends the line in progress (at a line break, counted, or the end of the text).
   void close_line() {
-    close_sentence();
-    if (line_sentences_ > 0) {
-      keep_line_counts();
-      const bool whole = code_points_ - line_begin_ <= kMaxInstructionLineChars;
-      if (lines_with_content_ == 0) {
-        first_line_short_ = whole;
-        first_line_cues_ = whole ? line_cues_ : line_first_cues_;
-        first_line_question_ = question_marks_ > 0;
-      }
-      // A bare label ends a template ("Helpful Answer:", "回答："): the request is the line
-      // before it.
-      if (!line_label_ || content_after_label_) {
-        last_line_cues_ = whole ? line_cues_ : line_last_cues_;
-        if (whole) {
-          for (size_t i = 0; i < kFeatureCount; ++i) {
-            last_line_cues_[i] += label_cues_[i];
-          }
-        }
-      }
-      ++lines_with_content_;
+    const bool first = request_.lines_with_content() == 0;
+    if (request_.close_line(code_points_, question_marks_ > 0, words_, cjk_)) {
+      line_counts_.keep_line(cues_, numbers_, first);
     }
-    line_start_counts_ = cues_;
-    line_start_numbers_ = numbers_;
-    line_cues_ = {};
-    label_cues_ = {};
-    line_label_ = false;
-    content_after_label_ = false;
-    line_words_begin_ = words_;
-    line_cjk_begin_ = cjk_;
-    line_sentences_ = 0;
-    line_begin_ = code_points_;
+    line_counts_.start_line(cues_, numbers_);
   }
 
   void add_symbol(unsigned char c, size_t i, bool after_digit) {
@@ -502,11 +378,11 @@ class Scanner {
       case '!':
         // A full stop inside "3.5" or "e.g." is not the end of a sentence; one before a
         // closing quote is ("...in 2024." Format it...).
-        if (ends_sentence(i + 1)) {
+        if (ends_sentence(text_, i + 1)) {
           ++sentences_;
           sentence_start_ = true;
           ends_with_terminator_ = true;
-          close_sentence();
+          request_.close_sentence();
         }
         return;
       case ':':
@@ -514,7 +390,7 @@ class Scanner {
         // in "11:20".
         if (!after_digit &&
             (i + 1 == text_.size() || !is_ascii_digit(static_cast<unsigned char>(text_[i + 1])))) {
-          open_colon_material();
+          request_.open_colon_material(words_, cjk_);
         }
         return;
       case '=':
@@ -558,30 +434,8 @@ class Scanner {
     return zh.matched_until;
   }
 
-  // Whether a terminator before text_[next] ends a sentence: the text ends, or a blank or a
-  // line break follows, after any closing quotes or brackets.
-  bool ends_sentence(size_t next) const {
-    while (next < text_.size() && (text_[next] == '"' || text_[next] == '\'' ||
-                                   text_[next] == ')' || text_[next] == ']')) {
-      ++next;
-    }
-    return next == text_.size() || is_blank(static_cast<unsigned char>(text_[next])) ||
-           text_[next] == '\n';
-  }
-
-  // "A." "B)" "c:" "(D)" at the start of a line: a multiple-choice option.
   void check_option_line(size_t i) {
-    auto at = [&](size_t k) -> unsigned char {
-      return i + k < text_.size() ? static_cast<unsigned char>(text_[i + k]) : '\0';
-    };
-    auto option_letter = [](unsigned char c) {
-      return (c >= 'A' && c <= 'H') || (c >= 'a' && c <= 'h');
-    };
-    auto follows_option = [](unsigned char c) { return c == ' ' || c == '\t' || c == '\0'; };
-    const bool lettered = option_letter(at(0)) && (at(1) == '.' || at(1) == ')' || at(1) == ':') &&
-                          follows_option(at(2));
-    const bool parenthesised = at(0) == '(' && option_letter(at(1)) && at(2) == ')';
-    if (lettered || parenthesised) {
+    if (opens_choice_option(text_, i)) {
       ++cues_[kChoiceOptions];
     }
   }
@@ -704,38 +558,9 @@ class Scanner {
   size_t sentences_ = 0;
   size_t question_marks_ = 0;
   size_t newlines_ = 0;
-  // cues_ and numbers_ where the line in progress began, and on the first and last lines with
-  // content (what lies between them is material).
-  std::array<size_t, kFeatureCount> line_start_counts_{};
-  std::array<size_t, kFeatureCount> first_line_counts_{};
-  std::array<size_t, kFeatureCount> last_line_counts_{};
-  size_t line_start_numbers_ = 0;
-  size_t first_line_numbers_ = 0;
-  size_t last_line_numbers_ = 0;
-
-  // Task cues of the sentence and the line in progress, and of the first and last lines.
-  using CueCounts = std::array<uint32_t, kFeatureCount>;
-  CueCounts sentence_cues_{};
-  CueCounts line_cues_{};
-  CueCounts line_first_cues_{};
-  CueCounts line_last_cues_{};
-  CueCounts first_line_cues_{};
-  CueCounts last_line_cues_{};
-  size_t line_sentences_ = 0;
-  size_t line_begin_ = 0;  // code_points_ where the line in progress began
-  size_t lines_with_content_ = 0;
-  bool first_line_short_ = false;
-  bool first_line_question_ = false;
+  LineCounts line_counts_;   // cues_ and numbers_ on the first and last lines
+  RequestCues request_;      // the task cues where the request is
   size_t clause_start_ = 0;  // byte offset where the clause in progress began
-  // The line's label ("Question:"), if it opens with one, and the cues of the text it names.
-  CueCounts label_cues_{};
-  bool line_label_ = false;
-  bool label_open_ = false;           // in the label's text, until its sentence ends
-  bool content_after_label_ = false;  // the label names something on its line
-  size_t line_words_begin_ = 0;       // words_ and cjk_ where the line in progress began
-  size_t line_cjk_begin_ = 0;
-  bool sentence_has_content_ = false;
-  bool in_content_ = false;
 
   ZhRun zh_;
 
