@@ -14,41 +14,6 @@ double sigmoid(double z) {
   return 1.0 / (1.0 + std::exp(-z));
 }
 
-// Solves a x = b for a small symmetric positive definite a (Gaussian elimination with partial
-// pivoting; the penalty keeps a well conditioned). False when a is singular.
-bool solve(std::vector<std::vector<double>> a, std::vector<double> b, std::vector<double>& x) {
-  const size_t n = b.size();
-  for (size_t col = 0; col < n; ++col) {
-    size_t pivot = col;
-    for (size_t r = col + 1; r < n; ++r) {
-      if (std::abs(a[r][col]) > std::abs(a[pivot][col])) {
-        pivot = r;
-      }
-    }
-    if (std::abs(a[pivot][col]) < 1e-12) {
-      return false;
-    }
-    std::swap(a[col], a[pivot]);
-    std::swap(b[col], b[pivot]);
-    for (size_t r = col + 1; r < n; ++r) {
-      const double f = a[r][col] / a[col][col];
-      for (size_t c = col; c < n; ++c) {
-        a[r][c] -= f * a[col][c];
-      }
-      b[r] -= f * b[col];
-    }
-  }
-  x.assign(n, 0.0);
-  for (size_t i = n; i-- > 0;) {
-    double sum = b[i];
-    for (size_t c = i + 1; c < n; ++c) {
-      sum -= a[i][c] * x[c];
-    }
-    x[i] = sum / a[i][i];
-  }
-  return true;
-}
-
 // The penalised negative log-likelihood: the quantity each Newton step must decrease.
 double objective(const std::vector<std::vector<double>>& x, const std::vector<double>& y,
                  const std::vector<double>& theta, double l2) {
@@ -125,6 +90,40 @@ std::vector<double> damped_step(const std::vector<std::vector<double>>& x,
 
 }  // namespace
 
+bool solve_linear(std::vector<std::vector<double>> a, std::vector<double> b,
+                  std::vector<double>& x) {
+  const size_t n = b.size();
+  for (size_t col = 0; col < n; ++col) {
+    size_t pivot = col;
+    for (size_t r = col + 1; r < n; ++r) {
+      if (std::abs(a[r][col]) > std::abs(a[pivot][col])) {
+        pivot = r;
+      }
+    }
+    if (std::abs(a[pivot][col]) < 1e-12) {
+      return false;
+    }
+    std::swap(a[col], a[pivot]);
+    std::swap(b[col], b[pivot]);
+    for (size_t r = col + 1; r < n; ++r) {
+      const double f = a[r][col] / a[col][col];
+      for (size_t c = col; c < n; ++c) {
+        a[r][c] -= f * a[col][c];
+      }
+      b[r] -= f * b[col];
+    }
+  }
+  x.assign(n, 0.0);
+  for (size_t i = n; i-- > 0;) {
+    double sum = b[i];
+    for (size_t c = i + 1; c < n; ++c) {
+      sum -= a[i][c] * x[c];
+    }
+    x[i] = sum / a[i][i];
+  }
+  return true;
+}
+
 double LogisticModel::logit(const std::vector<double>& x) const {
   double z = bias;
   for (size_t i = 0; i < weights.size() && i < x.size(); ++i) {
@@ -164,7 +163,7 @@ LogisticModel fit_logistic(const std::vector<std::vector<double>>& x, const std:
     std::vector<std::vector<double>> hessian;
     newton_system(x, y, theta, l2, gradient, hessian);
     std::vector<double> step;
-    if (!solve(hessian, gradient, step)) {
+    if (!solve_linear(hessian, gradient, step)) {
       break;
     }
     const std::vector<double> next = damped_step(x, y, theta, step, l2);

@@ -10,6 +10,11 @@
 
 namespace tandem::eval {
 
+// Solves a x = b for a small symmetric positive definite a (Gaussian elimination with partial
+// pivoting; a penalty on the diagonal keeps a well conditioned). False when a is singular.
+bool solve_linear(std::vector<std::vector<double>> a, std::vector<double> b,
+                  std::vector<double>& x);
+
 struct LogisticModel {
   double bias = 0;
   std::vector<double> weights;

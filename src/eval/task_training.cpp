@@ -1,9 +1,15 @@
 #include "eval/task_training.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
+
+#include "eval/logistic.h"
+#include "routing/prompt_feature_ids.h"
+#include "routing/prompt_scanner.h"
 
 namespace tandem::eval {
 namespace {
@@ -47,7 +53,8 @@ double ordered_share(size_t ordered, size_t pairs) {
 std::vector<LeftOutOrdering> leave_one_file_out(const std::vector<PromptPair>& pairs,
                                                 const Examples& examples,
                                                 const std::vector<std::string>& files, double l2,
-                                                int iterations, PhaseSteps& fits) {
+                                                int iterations, PhaseSteps& fits,
+                                                std::vector<double>& read_shares) {
   std::vector<LeftOutOrdering> rows;
   for (const auto& file : files) {
     std::vector<size_t> train;
@@ -69,6 +76,8 @@ std::vector<LeftOutOrdering> leave_one_file_out(const std::vector<PromptPair>& p
       row.lang = pair.lang;
       ++row.pairs;
       row.model_ordered += ordered_by(model, examples, k) ? 1 : 0;
+      read_shares.push_back(model.read_share(examples.ngrams[2 * k]));
+      read_shares.push_back(model.read_share(examples.ngrams[2 * k + 1]));
       row.length_ordered += pair.hard.size() > pair.easy.size() ? 1 : 0;
     }
     for (auto& [lang, row] : by_lang) {
@@ -147,6 +156,78 @@ TaskModel fit_pairs(const Examples& examples, const std::vector<size_t>& pairs, 
                                  nlohmann::json::object());
 }
 
+// The features the stand-in predicts from: the task cues, counted in every language the cue
+// lists cover, and the counts of terms that say what field a request is in.
+constexpr uint8_t kStandInFeatures[] = {
+    routing::prompt_detail::kEasyTaskCues, routing::prompt_detail::kYesNoCues,
+    routing::prompt_detail::kHardTaskCues, routing::prompt_detail::kReasoningCues,
+    routing::prompt_detail::kCreativeCues, routing::prompt_detail::kConstraintCues,
+    routing::prompt_detail::kFactoidCues,  routing::prompt_detail::kChoiceOptions,
+    routing::prompt_detail::kMathTerms,    routing::prompt_detail::kCodeKeywords,
+    routing::prompt_detail::kDomainTerms};
+constexpr size_t kStandInTerms = std::size(kStandInFeatures) + 1;  // and the bias
+// Ridge penalty on the stand-in's weights (not its bias): the cue counts are small integers'
+// logs, collinear in few prompts.
+constexpr double kStandInL2 = 1.0;
+// The read share from which a prompt counts as read: this quantile of the held-out prompts'.
+constexpr double kFullReadQuantile = 0.1;
+
+// The stand-in for `model`: its logit on every training prompt regressed on the prompt's
+// language-free features; chance, the weighed buckets' share (an unread text's n-grams land in
+// them by hash alone); full, the kFullReadQuantile of `read_shares` (prompts read by models that
+// never saw them). Empty when the held-out prompts read no better than chance.
+std::optional<routing::TaskStandIn> fit_stand_in(const std::vector<PromptPair>& pairs,
+                                                 const Examples& examples, const TaskModel& model,
+                                                 std::vector<double> read_shares) {
+  routing::TaskStandIn stand_in;
+  const auto& weights = model.weights();
+  const auto weighed = std::count_if(weights.begin(), weights.end(),
+                                     [](float w) { return std::fabs(w) >= routing::kReadWeight; });
+  stand_in.chance = static_cast<double>(weighed) / static_cast<double>(weights.size());
+  if (read_shares.empty()) {
+    return std::nullopt;
+  }
+  const auto at =
+      read_shares.begin() +
+      static_cast<std::ptrdiff_t>(kFullReadQuantile * static_cast<double>(read_shares.size()));
+  std::nth_element(read_shares.begin(), at, read_shares.end());
+  stand_in.full = std::min(1.0, *at);
+  if (stand_in.full <= stand_in.chance) {
+    return std::nullopt;
+  }
+  std::vector<std::vector<double>> normal(kStandInTerms, std::vector<double>(kStandInTerms, 0.0));
+  std::vector<double> target(kStandInTerms, 0.0);
+  for (size_t e = 0; e < examples.ngrams.size(); ++e) {
+    const PromptPair& pair = pairs[e / 2];
+    routing::PromptFeatures features;
+    routing::scan_prompt_text(e % 2 == 0 ? pair.easy : pair.hard, features);
+    std::array<double, kStandInTerms> x{};
+    x[0] = 1;
+    for (size_t k = 0; k < std::size(kStandInFeatures); ++k) {
+      x[k + 1] = features.values[kStandInFeatures[k]];
+    }
+    const double y = model.logit(examples.ngrams[e]);
+    for (size_t i = 0; i < kStandInTerms; ++i) {
+      for (size_t j = 0; j < kStandInTerms; ++j) {
+        normal[i][j] += x[i] * x[j];
+      }
+      target[i] += x[i] * y;
+    }
+  }
+  for (size_t i = 1; i < kStandInTerms; ++i) {
+    normal[i][i] += kStandInL2;
+  }
+  std::vector<double> beta;
+  if (!solve_linear(std::move(normal), std::move(target), beta)) {
+    return std::nullopt;
+  }
+  stand_in.bias = beta[0];
+  for (size_t k = 0; k < std::size(kStandInFeatures); ++k) {
+    stand_in.weights.emplace_back(kStandInFeatures[k], beta[k + 1]);
+  }
+  return stand_in;
+}
+
 }  // namespace
 
 TaskModel fit_task_model(const std::vector<PromptPair>& pairs, double l2, int iterations,
@@ -185,16 +266,20 @@ Result<TaskTrainingReport> train_task_model(const TaskTrainingOptions& options,
       options.l2 ? std::vector<double>{*options.l2} : task_penalty_candidates();
   const Examples examples = examples_of(pairs.value(), options.request_weight);
   double best = -1;
+  std::vector<double> best_read_shares;
   // Each file left out at each penalty, then the final fit on every pair.
   PhaseSteps fits(progress, "fitting without each file", candidates.size() * files.size() + 1);
   for (const double l2 : candidates) {
-    auto rows = leave_one_file_out(pairs.value(), examples, files, l2, options.iterations, fits);
+    std::vector<double> read_shares;
+    auto rows = leave_one_file_out(pairs.value(), examples, files, l2, options.iterations, fits,
+                                   read_shares);
     const double mean = mean_left_out(rows);
     report.penalties.push_back({l2, mean});
     if (mean > best) {  // ties keep the smaller penalty listed first
       best = mean;
       report.l2 = l2;
       report.left_out = std::move(rows);
+      best_read_shares = std::move(read_shares);
     }
   }
   TaskModel model = fit_pairs(examples, all_of(report.pairs), report.l2, options.iterations);
@@ -221,6 +306,10 @@ Result<TaskTrainingReport> train_task_model(const TaskTrainingOptions& options,
                              {"left_out", std::move(left_out)}};
   report.model = TaskModel::from_weights(model.weights(), model.bias(), model.request_weight(),
                                          std::move(metadata));
+  auto stand_in = fit_stand_in(pairs.value(), examples, model, std::move(best_read_shares));
+  if (stand_in) {
+    report.model = std::move(report.model).with_stand_in(std::move(*stand_in));
+  }
   return report;
 }
 

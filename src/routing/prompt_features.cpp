@@ -88,11 +88,12 @@ PromptFeatures extract_features(const PromptView& prompt, const TaskModel& task_
   const size_t own = prompt.system.size() + prompt.last_user.size();
   features.values[kLogHistoryChars] =
       log_count(prompt.total_chars > own ? prompt.total_chars - own : 0);
-  // The task model's judgement of what is asked, clipped so that no prompt's n-grams can
-  // outweigh every other feature (the training data's logits stay within about ±6).
+  // The task model's judgement of what is asked (its stand-in's on text it cannot read),
+  // clipped so that no prompt's n-grams can outweigh every other feature (the training data's
+  // logits stay within about ±6).
   // The request is found once for the two features that read it.
   const PromptRequest request = find_prompt_request(text);
-  const double task = task_model.logit(request);
+  const double task = task_model.judgement(request, features.values);
   features.values[kTaskNgrams] =
       static_cast<float>(std::clamp(task, -kTaskLogitLimit, kTaskLogitLimit));
   features.values[kRequestedLength] = static_cast<float>(requested_length_value(request));

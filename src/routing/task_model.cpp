@@ -116,7 +116,7 @@ Result<std::vector<float>> parse_weights(const nlohmann::json& root, std::string
 }  // namespace
 
 TaskModel TaskModel::from_weights(std::vector<float> weights, double bias, uint16_t request_weight,
-                                  nlohmann::json metadata) {
+                                  nlohmann::json metadata, std::optional<TaskStandIn> stand_in) {
   TaskModel model;
   model.request_weight_ = std::clamp<uint16_t>(request_weight, 1, kMaxRequestWeight);
   weights.resize(kNgramBuckets, 0.0f);
@@ -126,6 +126,7 @@ TaskModel TaskModel::from_weights(std::vector<float> weights, double bias, uint1
   model.weights_ = std::move(weights);
   model.bias_ = std::strtod(format_weight(bias).c_str(), nullptr);
   model.metadata_ = metadata.is_object() ? std::move(metadata) : nlohmann::json::object();
+  model.stand_in_ = std::move(stand_in);
   model.compute_version();
   return model;
 }
@@ -139,6 +140,9 @@ void TaskModel::compute_version() {
     if (weights_[i] != 0.0f) {
       canonical += std::to_string(i) + " " + format_weight(weights_[i]) + "\n";
     }
+  }
+  if (stand_in_) {
+    canonical += "stand_in " + stand_in_->to_json().dump() + "\n";
   }
   version_ = "sha256:" + config::sha256_hex(canonical).substr(0, 16);
 }
@@ -172,9 +176,17 @@ Result<TaskModel> TaskModel::parse(std::string_view json_text, std::string_view 
   if (!weights) {
     return weights.error();
   }
+  std::optional<TaskStandIn> stand_in;
+  if (const auto field = root.find("stand_in"); field != root.end()) {
+    auto parsed = TaskStandIn::parse(*field, source);
+    if (!parsed) {
+      return parsed.error();
+    }
+    stand_in = std::move(parsed).value();
+  }
   nlohmann::json metadata = root.value("metadata", nlohmann::json::object());
   return from_weights(std::move(weights).value(), bias.value(), request_weight.value(),
-                      std::move(metadata));
+                      std::move(metadata), std::move(stand_in));
 }
 
 Result<TaskModel> TaskModel::load(const std::string& path) {
@@ -208,6 +220,34 @@ double TaskModel::logit(const NgramVector& ngrams) const {
   return sum;
 }
 
+double TaskModel::read_share(const NgramVector& ngrams) const {
+  double share = 0;
+  for (size_t i = 0; i < ngrams.buckets.size(); ++i) {
+    if (std::fabs(weights_[ngrams.buckets[i]]) >= kReadWeight) {
+      share += static_cast<double>(ngrams.values[i]) * ngrams.values[i];
+    }
+  }
+  return share;
+}
+
+double TaskModel::judgement(const PromptRequest& request,
+                            const std::array<float, kFeatureCount>& values) const {
+  thread_local NgramVector ngrams;
+  hashed_ngrams(request, request_weight_, ngrams);
+  const double read = logit(ngrams);
+  if (!stand_in_) {
+    return read;
+  }
+  const double reading = stand_in_->reading(read_share(ngrams));
+  return reading * read + (1 - reading) * stand_in_->predict(values);
+}
+
+TaskModel TaskModel::with_stand_in(TaskStandIn stand_in) && {
+  stand_in_ = std::move(stand_in);
+  compute_version();
+  return std::move(*this);
+}
+
 double TaskModel::logit(std::string_view text) const {
   return logit(find_prompt_request(text));
 }
@@ -233,6 +273,9 @@ nlohmann::ordered_json TaskModel::to_json() const {
     }
   }
   root["weights"] = std::move(list);
+  if (stand_in_) {
+    root["stand_in"] = stand_in_->to_json();
+  }
   root["metadata"] = metadata_;
   return root;
 }

@@ -11,13 +11,16 @@
 //
 // Thread-safety: immutable after construction; logit() is safe from any thread.
 
+#include <array>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/result.h"
 #include "routing/task_ngrams.h"
+#include "routing/task_stand_in.h"
 
 namespace tandem::routing {
 
@@ -42,24 +45,38 @@ class TaskModel {
   // A model from dense weights (kNgramBuckets of them), for n-grams counted with
   // `request_weight` (task_ngrams.h). The trainer builds one per fit.
   static TaskModel from_weights(std::vector<float> weights, double bias, uint16_t request_weight,
-                                nlohmann::json metadata);
+                                nlohmann::json metadata,
+                                std::optional<TaskStandIn> stand_in = std::nullopt);
 
   // bias + weights · ngrams(text): above 0 leans hard, below 0 easy.
   double logit(std::string_view text) const;
   double logit(const PromptRequest& request) const;  // the prompt's request already found
   double logit(const NgramVector& ngrams) const;
 
+  // What the classifier's task_ngrams feature reads: the logit where the model reads the
+  // prompt, its stand-in (task_stand_in.h) from the prompt's other feature `values` where it
+  // does not, a mix between. The logit alone when the model has no stand-in.
+  double judgement(const PromptRequest& request,
+                   const std::array<float, kFeatureCount>& values) const;
+  // The share of `ngrams` (unit length) in buckets weighed at kReadWeight or more.
+  double read_share(const NgramVector& ngrams) const;
+
+  // This model with `stand_in` (the trainer adds it after the fit).
+  TaskModel with_stand_in(TaskStandIn stand_in) &&;
+  const std::optional<TaskStandIn>& stand_in() const { return stand_in_; }
+
   double bias() const { return bias_; }
   uint16_t request_weight() const { return request_weight_; }
   const std::vector<float>& weights() const { return weights_; }
   const nlohmann::json& metadata() const { return metadata_; }
-  // "sha256:" + 16 hex digits over the bias, the weights and a request weight other than 1 (not
-  // the metadata).
+  // "sha256:" + 16 hex digits over the bias, the weights, a request weight other than 1 and the
+  // stand-in if any (not the metadata).
   std::string_view version() const { return version_; }
 
   // {format, buckets, window_bytes, request_weight, bias, weights: [[bucket, weight], ...]
-  // (non-zero only, ascending), metadata}. A file without request_weight counts every n-gram
-  // once (1), as the files written before it did.
+  // (non-zero only, ascending), stand_in (when there is one), metadata}. A file without
+  // request_weight counts every n-gram once (1), as the files written before it did; one
+  // without stand_in has the logit alone as its judgement.
   nlohmann::ordered_json to_json() const;
 
  private:
@@ -69,6 +86,7 @@ class TaskModel {
   std::vector<float> weights_ = std::vector<float>(kNgramBuckets, 0.0f);
   double bias_ = 0;
   uint16_t request_weight_ = 1;
+  std::optional<TaskStandIn> stand_in_;
   nlohmann::json metadata_ = nlohmann::json::object();
   std::string version_;
 };

@@ -3,6 +3,7 @@
 
 #include "eval/task_training.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -77,6 +78,18 @@ TEST_F(PairFiles, LeavesEachFileOutAndLearnsWhatTransfers) {
             report->model.logit("Translate this sentence in the memo."));
   EXPECT_EQ(report->model.metadata().at("pairs"), 72);
   EXPECT_EQ(report->model.metadata().at("left_out").size(), 6u);
+  // The stand-in for text the model cannot read: fitted from the cues ("prove", "design",
+  // "analyse" are hard-task cues), read shares between chance and what held-out prompts reach.
+  ASSERT_TRUE(report->model.stand_in());
+  const auto& stand_in = *report->model.stand_in();
+  EXPECT_GT(stand_in.chance, 0.0);
+  EXPECT_LT(stand_in.chance, stand_in.full);
+  EXPECT_LE(stand_in.full, 1.0);
+  const auto hard_cue = std::find_if(
+      stand_in.weights.begin(), stand_in.weights.end(),
+      [](const auto& w) { return routing::feature_names()[w.first] == "hard_task_cues"; });
+  ASSERT_NE(hard_cue, stand_in.weights.end());
+  EXPECT_GT(hard_cue->second, 0.0);
   // Deterministic: the same files give the same weights.
   auto again = train_task_model(options);
   ASSERT_TRUE(again);

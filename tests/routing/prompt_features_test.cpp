@@ -320,8 +320,10 @@ TEST(PromptFeatures, EmptyPromptIsAllFinite) {
     }
   }
   EXPECT_EQ(feature(f, "log_turns"), log_count(1));
-  // No n-grams: the task model says only its bias.
-  EXPECT_FLOAT_EQ(feature(f, "task_ngrams"), static_cast<float>(TaskModel::builtin().bias()));
+  // No n-grams: nothing the task model can read, so its stand-in speaks, with no cues its bias.
+  ASSERT_TRUE(TaskModel::builtin().stand_in());
+  EXPECT_FLOAT_EQ(feature(f, "task_ngrams"),
+                  static_cast<float>(TaskModel::builtin().stand_in()->bias));
 }
 
 TEST(PromptFeatures, MalformedUtf8AndControlBytesStayFinite) {

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "routing/prompt_features.h"
+#include "routing/prompt_scanner.h"
 
 namespace tandem::routing {
 namespace {
@@ -215,6 +216,100 @@ TEST(TaskModelTest, TheFeatureIsTheTaskModelsLogitClipped) {
   std::vector<float> weights(kNgramBuckets, 0.0f);
   const TaskModel huge = TaskModel::from_weights(weights, 1000.0, 1, {});
   EXPECT_EQ(extract_features(view, huge).values[index], 12.0f);
+}
+
+// A model that weighs only the n-grams of one English request, with a stand-in that reads the
+// hard-task cue: text it cannot read is judged by the stand-in, text it reads by its logit.
+TaskModel reading_model() {
+  std::vector<float> weights(kNgramBuckets, 0.0f);
+  const NgramVector known = ngrams_of("translate this short sentence into english");
+  for (const uint32_t bucket : known.buckets) {
+    weights[bucket] = -1.0f;
+  }
+  TaskStandIn stand_in;
+  stand_in.chance = 0.2;
+  stand_in.full = 0.6;
+  stand_in.bias = -0.5;
+  stand_in.weights = {{static_cast<uint8_t>(feature_index("hard_task_cues")), 3.0}};
+  return TaskModel::from_weights(weights, 0.25, 1, {}).with_stand_in(stand_in);
+}
+
+double feature_of(const TaskModel& model, std::string_view text) {
+  PromptView view;
+  view.last_user = text;
+  return extract_features(view, model).values[feature_index("task_ngrams")];
+}
+
+TEST(TaskStandInTest, TextTheModelCannotReadIsJudgedByTheStandIn) {
+  const TaskModel model = reading_model();
+  const std::string read = "translate this short sentence into english";
+  EXPECT_NEAR(model.read_share(ngrams_of(read)), 1.0, 1e-5);
+  EXPECT_NEAR(feature_of(model, read), model.logit(read), 1e-5);
+  // German, none of whose n-grams the model weighed: the stand-in, from the cue "Beweisen".
+  const std::string unread = "Beweisen Sie den Satz von Pythagoras.";
+  EXPECT_LT(model.read_share(ngrams_of(unread)), 0.2);
+  PromptFeatures cues;
+  scan_prompt_text(unread, cues);
+  ASSERT_GT(cues.values[feature_index("hard_task_cues")], 0.0f);
+  EXPECT_NEAR(feature_of(model, unread), model.stand_in()->predict(cues.values), 1e-5);
+  EXPECT_GT(feature_of(model, unread), 0.0);
+}
+
+TEST(TaskStandInTest, ReadingRisesFromChanceToFull) {
+  TaskStandIn stand_in;
+  stand_in.chance = 0.2;
+  stand_in.full = 0.6;
+  EXPECT_EQ(stand_in.reading(0.1), 0.0);
+  EXPECT_NEAR(stand_in.reading(0.4), 0.5, 1e-12);
+  EXPECT_EQ(stand_in.reading(0.9), 1.0);
+}
+
+TEST(TaskStandInTest, AFileRoundTripsAndTheStandInIsPartOfTheVersion) {
+  const TaskModel model = reading_model();
+  const TaskModel bare = TaskModel::from_weights(model.weights(), model.bias(), 1, {});
+  EXPECT_NE(model.version(), bare.version());
+  auto parsed = TaskModel::parse(model.to_json().dump(), "t.json");
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(parsed.value().version(), model.version());
+  ASSERT_TRUE(parsed.value().stand_in());
+  EXPECT_EQ(parsed.value().stand_in()->weights, model.stand_in()->weights);
+  EXPECT_FALSE(bare.stand_in());
+  EXPECT_FALSE(bare.to_json().contains("stand_in"));
+}
+
+TEST(TaskStandInTest, BadStandInsAreRefusedNamingTheField) {
+  const std::string head =
+      R"({"format": "tandem-task-model/1", "buckets": 65536, "window_bytes": 1024, "bias": 0,)"
+      R"( "weights": [], "stand_in": )";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"[]", "t.json: stand_in: must be an object"},
+      {R"({"chance": 0.5, "full": 0.4, "bias": 0, "weights": {}})", "0 <= chance < full <= 1"},
+      {R"({"chance": 0.1, "full": 1.5, "bias": 0, "weights": {}})", "0 <= chance < full <= 1"},
+      {R"({"chance": 0.1, "full": 0.5, "weights": {}})", "stand_in.bias: must be a finite"},
+      {R"({"chance": 0.1, "full": 0.5, "bias": 0, "weights": []})", "stand_in.weights: must be"},
+      {R"({"chance": 0.1, "full": 0.5, "bias": 0, "weights": {"nope": 1}})",
+       "stand_in.weights.nope: no such feature"},
+      {R"({"chance": 0.1, "full": 0.5, "bias": 0, "weights": {"hard_task_cues": "x"}})",
+       "stand_in.weights.hard_task_cues: must be a finite number"},
+  };
+  for (const auto& [stand_in, expected] : cases) {
+    auto parsed = TaskModel::parse(head + stand_in + "}", "t.json");
+    ASSERT_FALSE(parsed) << stand_in;
+    EXPECT_NE(parsed.error().message.find(expected), std::string::npos)
+        << stand_in << " -> " << parsed.error().message;
+  }
+}
+
+// The shipped model's stand-in: a plainly hard German request now reads as hard, its easy twin
+// as easy, where both used to get the model's bias.
+TEST(TaskStandInTest, TheShippedModelJudgesOtherLanguagesByTheirCues) {
+  const TaskModel& model = TaskModel::builtin();
+  ASSERT_TRUE(model.stand_in());
+  EXPECT_GT(feature_of(model,
+                       "Beweisen Sie, dass es unendlich viele Primzahlen gibt, und "
+                       "erklären Sie jeden Schritt."),
+            0.0);
+  EXPECT_LT(feature_of(model, "Übersetze bitte „Guten Morgen“ ins Englische."), 0.0);
 }
 
 }  // namespace
