@@ -304,12 +304,9 @@ Result<TaskTrainingReport> train_task_model(const TaskTrainingOptions& options,
                              {"request_weight", options.request_weight},
                              {"left_out_mean_ordered", best},
                              {"left_out", std::move(left_out)}};
-  report.model = TaskModel::from_weights(model.weights(), model.bias(), model.request_weight(),
-                                         std::move(metadata));
-  auto stand_in = fit_stand_in(pairs.value(), examples, model, std::move(best_read_shares));
-  if (stand_in) {
-    report.model = std::move(report.model).with_stand_in(std::move(*stand_in));
-  }
+  report.model = TaskModel::from_weights(
+      model.weights(), model.bias(), model.request_weight(), std::move(metadata),
+      fit_stand_in(pairs.value(), examples, model, std::move(best_read_shares)));
   return report;
 }
 

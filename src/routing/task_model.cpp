@@ -242,12 +242,6 @@ double TaskModel::judgement(const PromptRequest& request,
   return reading * read + (1 - reading) * stand_in_->predict(values);
 }
 
-TaskModel TaskModel::with_stand_in(TaskStandIn stand_in) && {
-  stand_in_ = std::move(stand_in);
-  compute_version();
-  return std::move(*this);
-}
-
 double TaskModel::logit(std::string_view text) const {
   return logit(find_prompt_request(text));
 }

@@ -43,7 +43,8 @@ class TaskModel {
   static const TaskModel& builtin();
 
   // A model from dense weights (kNgramBuckets of them), for n-grams counted with
-  // `request_weight` (task_ngrams.h). The trainer builds one per fit.
+  // `request_weight` (task_ngrams.h), with the stand-in for text it cannot read if any. The
+  // trainer builds one per fit.
   static TaskModel from_weights(std::vector<float> weights, double bias, uint16_t request_weight,
                                 nlohmann::json metadata,
                                 std::optional<TaskStandIn> stand_in = std::nullopt);
@@ -61,8 +62,6 @@ class TaskModel {
   // The share of `ngrams` (unit length) in buckets weighed at kReadWeight or more.
   double read_share(const NgramVector& ngrams) const;
 
-  // This model with `stand_in` (the trainer adds it after the fit).
-  TaskModel with_stand_in(TaskStandIn stand_in) &&;
   const std::optional<TaskStandIn>& stand_in() const { return stand_in_; }
 
   double bias() const { return bias_; }

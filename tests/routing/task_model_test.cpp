@@ -231,7 +231,7 @@ TaskModel reading_model() {
   stand_in.full = 0.6;
   stand_in.bias = -0.5;
   stand_in.weights = {{static_cast<uint8_t>(feature_index("hard_task_cues")), 3.0}};
-  return TaskModel::from_weights(weights, 0.25, 1, {}).with_stand_in(stand_in);
+  return TaskModel::from_weights(weights, 0.25, 1, {}, stand_in);
 }
 
 double feature_of(const TaskModel& model, std::string_view text) {
