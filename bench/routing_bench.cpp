@@ -12,9 +12,10 @@
 //   en+card   `en` with a payment card number at the very end, so the scanner finds it after
 //             reading everything and the policy takes the privacy path,
 //   zh        Chinese prose (bench/data/routing_prose_zh.txt, written for this benchmark),
-//   en-thread, zh-thread   the same prose as a conversation of four user messages of a quarter
-//             of the size each: the features read the last message and the three before it
-//             (thread_task.h),
+//   en-thread, zh-thread, ru-thread   the same prose as a conversation of four user messages
+//             of a quarter of the size each: the features read the last message and the three
+//             before it (thread_task.h; in Russian, which the task model does not read, its
+//             stand-in also scans each earlier turn for cues),
 //   en-app, zh-app   the same prose after a system prompt that states a task and goes on with
 //             prose: the features read its first KiB with the user message (prompt_features.h),
 //   ja ko ru ar hi vi th he bn el   Japanese, Korean, Russian, Arabic, Hindi, Vietnamese,
@@ -629,6 +630,7 @@ int main(int argc, char** argv) {
   for (const char* code : {"ja", "ko", "ru", "ar", "hi", "vi", "th", "he", "bn", "el"}) {
     other_scripts.emplace_back(code, read_file(data + "/routing_prose_" + code + ".txt"));
   }
+  const std::string& russian = other_scripts[2].second;
 
   struct Named {
     std::string name;
@@ -669,6 +671,11 @@ int main(int argc, char** argv) {
       for (const auto& [code, prose] : other_scripts) {
         variants.emplace_back(code, Turns{{prompt_of(prose, chars)}, ""});
       }
+      // A conversation in a language the task model does not read: its stand-in scans the
+      // earlier turns' windows for cues (thread_task.h), which English and Chinese skip.
+      variants.emplace_back(
+          "ru-thread",
+          Turns{std::vector(kThreadMessages, prompt_of(russian, chars / kThreadMessages)), ""});
       for (const auto& [variant, turns] : variants) {
         if (!only.empty() &&
             (named.name + "/" + variant + "/" + std::to_string(chars)).find(only) ==

@@ -230,16 +230,37 @@ double TaskModel::read_share(const NgramVector& ngrams) const {
   return share;
 }
 
-double TaskModel::judgement(const PromptRequest& request,
-                            const std::array<float, kFeatureCount>& values) const {
+TaskModel::Reading TaskModel::read(const PromptRequest& request) const {
   thread_local NgramVector ngrams;
   hashed_ngrams(request, request_weight_, ngrams);
-  const double read = logit(ngrams);
   if (!stand_in_) {
-    return read;
+    return {.logit = logit(ngrams), .reading = 1.0};
   }
-  const double reading = stand_in_->reading(read_share(ngrams));
-  return reading * read + (1 - reading) * stand_in_->predict(values);
+  // One walk for both sums: the buckets are random, so each is a cache miss worth sharing.
+  double sum = bias_;
+  double share = 0;
+  for (size_t i = 0; i < ngrams.buckets.size(); ++i) {
+    const float weight = weights_[ngrams.buckets[i]];
+    const double value = ngrams.values[i];
+    sum += static_cast<double>(weight) * value;
+    if (std::fabs(weight) >= kReadWeight) {
+      share += value * value;
+    }
+  }
+  return {.logit = sum, .reading = stand_in_->reading(share)};
+}
+
+double TaskModel::judgement(const PromptRequest& request,
+                            const std::array<float, kFeatureCount>& values) const {
+  return judgement(read(request), values);
+}
+
+double TaskModel::judgement(const Reading& read,
+                            const std::array<float, kFeatureCount>& values) const {
+  if (!stand_in_ || read.reading >= 1.0) {
+    return read.logit;
+  }
+  return read.reading * read.logit + (1 - read.reading) * stand_in_->predict(values);
 }
 
 double TaskModel::logit(std::string_view text) const {

@@ -54,11 +54,23 @@ class TaskModel {
   double logit(const PromptRequest& request) const;  // the prompt's request already found
   double logit(const NgramVector& ngrams) const;
 
+  // The logit of a request and how much of it the model reads, from one walk over its n-grams:
+  // `reading` 1 where the n-grams decide, 0 where the stand-in does (task_stand_in.h); always 1
+  // for a model without a stand-in.
+  struct Reading {
+    double logit = 0;
+    double reading = 1;
+  };
+  Reading read(const PromptRequest& request) const;
+
   // What the classifier's task_ngrams feature reads: the logit where the model reads the
-  // prompt, its stand-in (task_stand_in.h) from the prompt's other feature `values` where it
-  // does not, a mix between. The logit alone when the model has no stand-in.
+  // prompt, its stand-in from the prompt's other feature `values` where it does not, a mix
+  // between. The logit alone when the model has no stand-in.
   double judgement(const PromptRequest& request,
                    const std::array<float, kFeatureCount>& values) const;
+  // The same for a request already read: `values` matter only when `read.reading` < 1, so a
+  // caller that must compute them for the purpose (an earlier turn, thread_task.h) may skip it.
+  double judgement(const Reading& read, const std::array<float, kFeatureCount>& values) const;
   // The share of `ngrams` (unit length) in buckets weighed at kReadWeight or more.
   double read_share(const NgramVector& ngrams) const;
 

@@ -4,6 +4,7 @@
 #include <array>
 
 #include "common/ascii.h"
+#include "routing/prompt_scanner.h"
 #include "routing/requested_length.h"
 #include "routing/task_model.h"
 
@@ -44,6 +45,25 @@ bool has_english_turn(std::string_view opening) {
     }
   }
   return false;
+}
+
+// The task model's judgement of an earlier turn's request, as the last message's is judged
+// (prompt_features.cpp): where the model does not fully read it (a language it was not trained
+// on), its stand-in speaks from the cues scanned in the windows read, the harder window's
+// judgement counting. The scan is paid only then: English and Chinese turns read in full cost
+// the n-gram walk alone.
+double turn_judgement(const PromptRequest& request, const TaskModel& task) {
+  const TaskModel::Reading read = task.read(request);
+  if (read.reading >= 1.0 || request.count == 0) {
+    return read.logit;
+  }
+  double hardest = -kTaskLogitLimit;
+  for (size_t w = 0; w < request.count; ++w) {
+    PromptFeatures features;
+    scan_prompt_text(request.windows[w].text, features);
+    hardest = std::max(hardest, task.judgement(read, features.values));
+  }
+  return hardest;
 }
 
 }  // namespace
@@ -89,7 +109,7 @@ double thread_task_value(std::span<const std::string_view> earlier_user, std::st
   for (size_t back = 1; back <= turns; ++back) {
     const PromptRequest request =
         find_prompt_request(earlier_user[earlier_user.size() - back], kThreadWindowBytes);
-    const double asked = task.logit(request) + requested_length_value(request);
+    const double asked = turn_judgement(request, task) + requested_length_value(request);
     hardest = std::max(hardest, weight * asked);
     weight *= kThreadDecay;
   }

@@ -6,7 +6,8 @@
 // Every other feature reads only the last user message, so both scored the same.
 //
 // The thread's task is what the classifier reads of a request's ask, applied to the earlier
-// user turns: the task model's logit (task_model.h) plus the answer size named
+// user turns: the task model's judgement (task_model.h: its logit, or its stand-in's from the
+// turn's task cues on text it cannot read) plus the answer size named
 // (requested_length.h), the two features whose prior weight is one logit per unit, read in each
 // turn's request (request_spans.h) within its first and last kThreadWindowBytes. The most recent
 // kThreadTurns turns are read, each further back counted kThreadDecay times less (the most recent

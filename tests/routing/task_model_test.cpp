@@ -5,11 +5,13 @@
 #include <cmath>
 #include <set>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
 #include "routing/prompt_features.h"
 #include "routing/prompt_scanner.h"
+#include "routing/thread_task.h"
 
 namespace tandem::routing {
 namespace {
@@ -253,6 +255,36 @@ TEST(TaskStandInTest, TextTheModelCannotReadIsJudgedByTheStandIn) {
   ASSERT_GT(cues.values[feature_index("hard_task_cues")], 0.0f);
   EXPECT_NEAR(feature_of(model, unread), model.stand_in()->predict(cues.values), 1e-5);
   EXPECT_GT(feature_of(model, unread), 0.0);
+}
+
+TEST(TaskStandInTest, OneReadGivesTheLogitAndHowMuchIsRead) {
+  const TaskModel model = reading_model();
+  for (const std::string_view text :
+       {"translate this short sentence into english", "Beweisen Sie den Satz von Pythagoras.",
+        "translate diesen Satz"}) {
+    const PromptRequest request = find_prompt_request(text);
+    NgramVector ngrams;
+    hashed_ngrams(request, model.request_weight(), ngrams);
+    const TaskModel::Reading read = model.read(request);
+    EXPECT_NEAR(read.logit, model.logit(request), 1e-9) << text;
+    EXPECT_NEAR(read.reading, model.stand_in()->reading(model.read_share(ngrams)), 1e-9) << text;
+  }
+  // Without a stand-in the n-grams always decide.
+  const TaskModel bare = TaskModel::from_weights(model.weights(), model.bias(), 1, {});
+  EXPECT_EQ(bare.read(find_prompt_request("Beweisen Sie den Satz.")).reading, 1.0);
+}
+
+TEST(TaskStandInTest, AFollowUpInheritsTheStandInsJudgementOfAThreadItCannotRead) {
+  const TaskModel model = reading_model();
+  // The same German follow-up after a hard request (the cue "Beweisen") and an easy one: the
+  // model reads neither, its stand-in tells them apart.
+  const std::vector<std::string_view> hard = {"Beweisen Sie den Satz von Pythagoras."};
+  const std::vector<std::string_view> easy = {"Wie spät ist es in Berlin?"};
+  EXPECT_GT(thread_task_value(hard, "Weiter", model), 0.0);
+  EXPECT_EQ(thread_task_value(easy, "Weiter", model), 0.0);
+  // A model without a stand-in reads both at its bias alone, which is not hard.
+  const TaskModel bare = TaskModel::from_weights(model.weights(), model.bias() - 1, 1, {});
+  EXPECT_EQ(thread_task_value(hard, "Weiter", bare), 0.0);
 }
 
 TEST(TaskStandInTest, ReadingRisesFromChanceToFull) {
