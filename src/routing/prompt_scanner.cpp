@@ -504,6 +504,9 @@ class Scanner {
       // Arabic و and Hebrew ו, with the other letters of the same lead byte
       entry = find_word_after_conjunction(word);
     }
+    if (entry == nullptr && word.ends_with("\xd8\xa7")) {  // an Arabic word ending in alif
+      entry = find_word_before_accusative_alif(word);
+    }
     if (entry == nullptr) {
       return Tag::kNone;
     }

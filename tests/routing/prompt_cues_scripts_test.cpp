@@ -157,6 +157,21 @@ TEST(PromptCuesScripts, ArabicWordsWithAndWithoutTheConjunction) {
   EXPECT_EQ(feature(of("و ترجمان وشرحات"), "easy_task_cues"), 0);
 }
 
+TEST(PromptCuesScripts, ArabicNounsInTheIndefiniteAccusative) {
+  // "I want an analysis of my company's situation": the object takes tanween on an alif, typed
+  // with the mark or without it.
+  EXPECT_EQ(feature(of("أريد تحليلاً لوضع شركتي"), "hard_task_cues"), log_count(1));
+  EXPECT_EQ(feature(of("أريد تحليلا لوضع شركتي"), "hard_task_cues"), log_count(1));
+  EXPECT_EQ(feature(of("أريد تحليل لوضع شركتي"), "hard_task_cues"), log_count(1));
+  // An entry already listed with its alif is counted once, not twice.
+  EXPECT_EQ(feature(of("مقالاً"), "creative_cues"), log_count(1));
+  // Too short to be a noun with the ending, or not a listed noun: nothing.
+  EXPECT_EQ(feature(of("ما لا"), "hard_task_cues"), 0);
+  EXPECT_EQ(feature(of("كتابا"), "hard_task_cues"), 0);
+  // Urdu ends words in alif that are no accusatives: "جھوٹا" (false) is not "جھوٹ" (a lie).
+  EXPECT_EQ(feature(of("B جھوٹا ہے"), "yes_no_cues"), 0);
+}
+
 TEST(PromptCuesScripts, HindiTaskNounsWithAndWithoutAPrecomposedNukta) {
   // "Translate this sentence into English."
   EXPECT_EQ(feature(of("इस वाक्य का अंग्रेज़ी में अनुवाद करें।"), "easy_task_cues"), log_count(1));
