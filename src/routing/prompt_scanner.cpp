@@ -12,6 +12,7 @@
 #include "routing/prompt_feature_ids.h"
 #include "routing/prompt_request_text.h"
 #include "routing/prompt_vocabulary.h"
+#include "routing/prompt_word_forms.h"
 #include "routing/request_cues.h"
 #include "routing/request_spans.h"
 

@@ -120,19 +120,6 @@ inline bool may_start_a_pair(uint32_t hash) {
   return (kPairFirstWords[(hash >> 6) & 63] >> (hash & 63) & 1) != 0;
 }
 
-// The entry for an Arabic or Hebrew word that starts with the conjunction "and" (و, ו), written
-// joined to the word it precedes ("واشرح", "ותסביר": "and explain"), found without it; nullptr
-// for any other word or when the rest is not in the vocabulary. `word` is as for find_word.
-const VocabularyEntry* find_word_after_conjunction(std::string_view word);
-
-// The entry for an Arabic noun in the indefinite accusative, the form a request's object takes
-// ("أريد تحليلاً", I want an analysis; "اكتب مقالاً", write an article): its tanween is a mark the
-// lookup leaves out, and the alif it sits on is found without as well. nullptr for any other
-// word (one with a letter Urdu or Persian adds to the script among them), for one of fewer than
-// three letters before the alif, or when the noun is not in the vocabulary. `word` is as for
-// find_word, its marks already left out.
-const VocabularyEntry* find_word_before_accusative_alif(std::string_view word);
-
 // The vocabulary's entries, for tests: the English words and the other languages'.
 std::span<const VocabularyEntry> english_words();
 std::span<const std::span<const VocabularyEntry>> other_language_words();
