@@ -6,6 +6,7 @@
 #include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "eval/logistic.h"
 #include "routing/prompt_feature_ids.h"
@@ -49,7 +50,10 @@ double ordered_share(size_t ordered, size_t pairs) {
   return pairs == 0 ? 0.0 : static_cast<double>(ordered) / static_cast<double>(pairs);
 }
 
-// Fits on every file but one, for each file; one row per (file, language).
+// Fits on every file but one, for each file; one row per (file, language). `read_shares`
+// gains the held-out prompts' read shares in the languages the other files have: a language
+// only the held-out file has is read no better than chance, which says nothing of how well a
+// trained language's unseen prompts are read (and would put `full` at chance).
 std::vector<LeftOutOrdering> leave_one_file_out(const std::vector<PromptPair>& pairs,
                                                 const Examples& examples,
                                                 const std::vector<std::string>& files, double l2,
@@ -66,6 +70,10 @@ std::vector<LeftOutOrdering> leave_one_file_out(const std::vector<PromptPair>& p
     }
     const TaskModel model = fit_pairs(examples, train, l2, iterations);
     fits.step();
+    std::set<std::string> trained_langs;
+    for (const size_t k : train) {
+      trained_langs.insert(pairs[k].lang);
+    }
     for (size_t k = 0; k < pairs.size(); ++k) {
       const PromptPair& pair = pairs[k];
       if (pair.file != file) {
@@ -76,8 +84,10 @@ std::vector<LeftOutOrdering> leave_one_file_out(const std::vector<PromptPair>& p
       row.lang = pair.lang;
       ++row.pairs;
       row.model_ordered += ordered_by(model, examples, k) ? 1 : 0;
-      read_shares.push_back(model.read_share(examples.ngrams[2 * k]));
-      read_shares.push_back(model.read_share(examples.ngrams[2 * k + 1]));
+      if (trained_langs.contains(pair.lang)) {
+        read_shares.push_back(model.read_share(examples.ngrams[2 * k]));
+        read_shares.push_back(model.read_share(examples.ngrams[2 * k + 1]));
+      }
       row.length_ordered += pair.hard.size() > pair.easy.size() ? 1 : 0;
     }
     for (auto& [lang, row] : by_lang) {
@@ -175,7 +185,8 @@ constexpr double kFullReadQuantile = 0.1;
 // The stand-in for `model`: its logit on every training prompt regressed on the prompt's
 // language-free features; chance, the weighed buckets' share (an unread text's n-grams land in
 // them by hash alone); full, the kFullReadQuantile of `read_shares` (prompts read by models that
-// never saw them). Empty when the held-out prompts read no better than chance.
+// never saw them, in languages those models learned). Empty when the held-out prompts read no
+// better than chance.
 std::optional<routing::TaskStandIn> fit_stand_in(const std::vector<PromptPair>& pairs,
                                                  const Examples& examples, const TaskModel& model,
                                                  std::vector<double> read_shares) {

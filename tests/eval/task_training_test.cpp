@@ -96,6 +96,36 @@ TEST_F(PairFiles, LeavesEachFileOutAndLearnsWhatTransfers) {
   EXPECT_EQ(again->model.version(), report->model.version());
 }
 
+TEST_F(PairFiles, AFileInANewLanguageDoesNotSetHowMuchCountsAsRead) {
+  // Left out, a file in a language no other file has is read no better than chance: its prompts
+  // say nothing about what a trained language's unseen prompts reach, so `full` ignores them.
+  std::string german;
+  const char* easy[] = {"Übersetze diesen Satz ins Englische", "Wie spät ist es in Berlin",
+                        "Rechne zwölf Meilen in Kilometer um", "Finde das Datum in der Mail"};
+  const char* hard[] = {"Beweisen Sie lückenlos den Satz über", "Entwerfen Sie ein System für",
+                        "Analysieren Sie die Risiken von", "Leiten Sie Schritt für Schritt her"};
+  const char* topics[] = {"die Rechnung", "den Mietvertrag", "den Stundenplan", "die Bilanz"};
+  for (int i = 0; i < 24; ++i) {
+    german += nlohmann::json{{"id", "de-" + std::to_string(i)},
+                             {"lang", "de"},
+                             {"family", "synthetic"},
+                             {"easy", std::string(easy[i % 4]) + " " + topics[(i / 4) % 4] + "."},
+                             {"hard", std::string(hard[(i + 1) % 4]) + " " + topics[i % 4] + "."}}
+                  .dump() +
+              "\n";
+  }
+  TaskTrainingOptions options;
+  options.files = {synthetic("a.jsonl", 0), synthetic("b.jsonl", 1), synthetic("c.jsonl", 2)};
+  options.l2 = 0.1;
+  auto without = train_task_model(options);
+  options.files.push_back(write("de.jsonl", german));
+  auto with = train_task_model(options);
+  ASSERT_TRUE(without && with);
+  ASSERT_TRUE(without->model.stand_in());
+  ASSERT_TRUE(with->model.stand_in());
+  EXPECT_NEAR(with->model.stand_in()->full, without->model.stand_in()->full, 0.1);
+}
+
 TEST_F(PairFiles, AGivenPenaltySkipsTheSearch) {
   TaskTrainingOptions options;
   options.files = {synthetic("a.jsonl", 0), synthetic("b.jsonl", 1)};
