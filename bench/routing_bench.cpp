@@ -630,7 +630,9 @@ int main(int argc, char** argv) {
   for (const char* code : {"ja", "ko", "ru", "ar", "hi", "vi", "th", "he", "bn", "el"}) {
     other_scripts.emplace_back(code, read_file(data + "/routing_prose_" + code + ".txt"));
   }
-  const std::string& russian = other_scripts[2].second;
+  const std::string& russian = std::ranges::find(other_scripts, std::string("ru"),
+                                                 &std::pair<std::string, std::string>::first)
+                                   ->second;
 
   struct Named {
     std::string name;

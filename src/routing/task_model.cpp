@@ -220,14 +220,22 @@ double TaskModel::logit(const NgramVector& ngrams) const {
   return sum;
 }
 
-double TaskModel::read_share(const NgramVector& ngrams) const {
-  double share = 0;
+TaskModel::Sums TaskModel::sums(const NgramVector& ngrams) const {
+  // One walk for both sums: the buckets are random, so each is a cache miss worth sharing.
+  Sums out{.logit = bias_, .read_share = 0};
   for (size_t i = 0; i < ngrams.buckets.size(); ++i) {
-    if (std::fabs(weights_[ngrams.buckets[i]]) >= kReadWeight) {
-      share += static_cast<double>(ngrams.values[i]) * ngrams.values[i];
+    const float weight = weights_[ngrams.buckets[i]];
+    const double value = ngrams.values[i];
+    out.logit += static_cast<double>(weight) * value;
+    if (std::fabs(weight) >= kReadWeight) {
+      out.read_share += value * value;
     }
   }
-  return share;
+  return out;
+}
+
+double TaskModel::read_share(const NgramVector& ngrams) const {
+  return sums(ngrams).read_share;
 }
 
 TaskModel::Reading TaskModel::read(const PromptRequest& request) const {
@@ -236,18 +244,8 @@ TaskModel::Reading TaskModel::read(const PromptRequest& request) const {
   if (!stand_in_) {
     return {.logit = logit(ngrams), .reading = 1.0};
   }
-  // One walk for both sums: the buckets are random, so each is a cache miss worth sharing.
-  double sum = bias_;
-  double share = 0;
-  for (size_t i = 0; i < ngrams.buckets.size(); ++i) {
-    const float weight = weights_[ngrams.buckets[i]];
-    const double value = ngrams.values[i];
-    sum += static_cast<double>(weight) * value;
-    if (std::fabs(weight) >= kReadWeight) {
-      share += value * value;
-    }
-  }
-  return {.logit = sum, .reading = stand_in_->reading(share)};
+  const Sums both = sums(ngrams);
+  return {.logit = both.logit, .reading = stand_in_->reading(both.read_share)};
 }
 
 double TaskModel::judgement(const PromptRequest& request,

@@ -93,6 +93,12 @@ class TaskModel {
  private:
   TaskModel() = default;
   void compute_version();
+  // The logit and the read share of `ngrams`, from one walk over them.
+  struct Sums {
+    double logit = 0;
+    double read_share = 0;
+  };
+  Sums sums(const NgramVector& ngrams) const;
 
   std::vector<float> weights_ = std::vector<float>(kNgramBuckets, 0.0f);
   double bias_ = 0;
